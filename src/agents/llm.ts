@@ -1,0 +1,65 @@
+// Chat Completions through the maintained `openai` SDK, pointed at any OpenAI-compatible base_url.
+import OpenAI from 'openai';
+import type { JsonObject } from '../kernel/json.js';
+import type { AgentModelDefinition } from './agentModel.js';
+
+export interface ChatMessage extends JsonObject {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: JsonObject;
+}
+
+export interface ToolCall extends JsonObject {
+  id: string;
+  name: string;
+  /** The raw JSON text the model produced (may be malformed). */
+  arguments: string;
+}
+
+export interface ChatAnswer extends JsonObject {
+  content: string | null;
+  tool_calls: ToolCall[];
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+}
+
+export interface LlmClient {
+  chat(messages: ChatMessage[], tools: ToolSpec[], jsonOutput: boolean, signal?: AbortSignal): Promise<ChatAnswer>;
+}
+
+export function createLlmClient(model: AgentModelDefinition): LlmClient {
+  const client = new OpenAI({ baseURL: model.baseUrl, apiKey: model.apiKey, timeout: model.timeoutSeconds * 1000, maxRetries: model.maxRetries });
+  return {
+    async chat(messages, tools, jsonOutput, signal) {
+      const completion = await client.chat.completions.create(
+        {
+          model: model.model,
+          messages: messages as unknown as OpenAI.Chat.ChatCompletionMessageParam[],
+          ...(tools.length > 0
+            ? { tools: tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+            : {}),
+          ...(model.temperature !== undefined ? { temperature: model.temperature } : {}),
+          ...(model.maxTokens !== undefined ? { max_tokens: model.maxTokens } : {}),
+          ...(jsonOutput && tools.length === 0 ? { response_format: { type: 'json_object' as const } } : {}),
+        },
+        signal ? { signal } : {},
+      );
+      const message = completion.choices[0]?.message;
+      const usage = completion.usage;
+      return {
+        content: message?.content ?? null,
+        tool_calls: (message?.tool_calls ?? []).flatMap((call) =>
+          call.type === 'function' ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments }] : [],
+        ),
+        usage: {
+          prompt_tokens: usage?.prompt_tokens ?? 0,
+          completion_tokens: usage?.completion_tokens ?? 0,
+          total_tokens: usage?.total_tokens ?? (usage?.prompt_tokens ?? 0) + (usage?.completion_tokens ?? 0),
+        },
+      };
+    },
+  };
+}

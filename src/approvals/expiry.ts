@@ -1,0 +1,59 @@
+// Expiring undecided approvals: every worker sweeps, so an expiry lands even if no process ran at its moment.
+import type { Pool } from '../db/pool.js';
+import { runCommand } from '../eventstore/command.js';
+import type { EventStore } from '../eventstore/store.js';
+import type { RunExecutor } from '../engine/executor.js';
+import { foldRun } from '../engine/state.js';
+import type { Logger } from '../kernel/logger.js';
+import { runStream } from '../runs/events.js';
+import { decideApproval } from './decide.js';
+import { expiredApprovals } from './queries.js';
+
+export const EXPIRY_DECIDER = 'system:expiry';
+
+export class ApprovalExpiry {
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping = false;
+
+  constructor(private readonly deps: { pool: Pool; store: EventStore; executor: RunExecutor; logger: Logger; intervalMs: number }) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.sweep(), this.deps.intervalMs);
+    this.timer.unref();
+    void this.sweep();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  async sweep(): Promise<number> {
+    if (this.sweeping) return 0;
+    this.sweeping = true;
+    let expired = 0;
+    try {
+      for (const approval of await expiredApprovals(this.deps.pool, 50)) {
+        const stream = runStream(approval.run_id);
+        try {
+          await runCommand(this.deps.store, {
+            streams: [stream],
+            decide: (read) => ({
+              events: { [stream]: decideApproval(foldRun(read.get(stream)!), approval.approval_id, { decision: 'expired' }, EXPIRY_DECIDER) },
+              result: undefined,
+            }),
+            retries: 1,
+            metadata: { actor: EXPIRY_DECIDER },
+          });
+          expired++;
+          await this.deps.executor.resume(approval.run_id);
+        } catch (error) {
+          // Decided or expired by someone else meanwhile: nothing to do.
+          if ((error as { code?: string }).code !== 'CONFLICT') this.deps.logger.warn({ err: error, approval: approval.approval_id }, 'expiring an approval failed');
+        }
+      }
+    } finally {
+      this.sweeping = false;
+    }
+    return expired;
+  }
+}

@@ -1,0 +1,129 @@
+// The artifacts a workflow can use: project files (in memory, they shadow uploads) and uploads (the
+// database, so an upload is visible to every worker at once).
+import type { Pool } from '../db/pool.js';
+import { runCommand } from '../eventstore/command.js';
+import type { EventStore } from '../eventstore/store.js';
+import type { EventMetadata } from '../eventstore/types.js';
+import type { Clock } from '../kernel/clock.js';
+import { AppError, BadRequestError, ConflictError, NotFoundError } from '../kernel/errors.js';
+import type { JsonObject, JsonValue } from '../kernel/json.js';
+import {
+  ARTIFACT_NAME,
+  compareArtifactVersions,
+  contentBytes,
+  contentHash,
+  MAX_ARTIFACT_BYTES,
+  parseArtifactRef,
+  PROSE_TYPES,
+  type Artifact,
+  type ArtifactType,
+} from './artifact.js';
+
+interface UploadRow {
+  name: string;
+  version: string;
+  type: ArtifactType;
+  content: JsonValue;
+  hash: string;
+  description: string | null;
+  created_at: string;
+}
+
+const toArtifact = (row: UploadRow): Artifact => ({
+  name: row.name,
+  version: row.version,
+  type: row.type,
+  content: row.content,
+  hash: row.hash,
+  description: row.description,
+  source: 'upload',
+  createdAt: row.created_at,
+});
+
+export const artifactStream = (name: string) => `artifact-${name}`;
+
+export class ArtifactCatalog {
+  private readonly project: Map<string, Artifact>;
+
+  constructor(
+    private readonly pool: Pool,
+    projectArtifacts: Artifact[],
+    private readonly store?: EventStore,
+    private readonly clock?: Clock,
+  ) {
+    this.project = new Map(projectArtifacts.map((a) => [a.name, a]));
+  }
+
+  projectArtifact(name: string): Artifact | undefined {
+    return this.project.get(name);
+  }
+
+  /** Every artifact, project files first, each with all its versions (shadowed uploads marked). */
+  async list(): Promise<JsonObject[]> {
+    const { rows } = await this.pool.query<UploadRow>('SELECT name, version, type, content, hash, description, created_at FROM svc_artifacts');
+    const names = [...new Set([...this.project.keys(), ...rows.map((r) => r.name)])].sort();
+    return names.map((name) => {
+      const file = this.project.get(name);
+      const uploads = rows.filter((r) => r.name === name).sort((a, b) => compareArtifactVersions(a.version, b.version));
+      const versions = [
+        ...(file ? [{ version: file.version, source: 'project', hash: file.hash, description: file.description, created_at: null, shadowed: false }] : []),
+        ...uploads.map((u) => ({ version: u.version, source: 'upload', hash: u.hash, description: u.description, created_at: u.created_at, shadowed: file !== undefined })),
+      ];
+      const latest = file ?? (uploads.length ? toArtifact(uploads.at(-1)!) : undefined);
+      return { name, type: latest?.type ?? null, source: file ? 'project' : 'upload', latest_version: latest?.version ?? null, versions };
+    });
+  }
+
+  /** A project file always wins its name; otherwise the upload of that version, or the latest. */
+  async get(name: string, version?: string): Promise<Artifact | undefined> {
+    const file = this.project.get(name);
+    if (file) return version === undefined || version === file.version ? file : undefined;
+    const { rows } = await this.pool.query<UploadRow>(
+      'SELECT name, version, type, content, hash, description, created_at FROM svc_artifacts WHERE name = $1',
+      [name],
+    );
+    const sorted = rows.sort((a, b) => compareArtifactVersions(a.version, b.version));
+    const row = version === undefined ? sorted.at(-1) : sorted.find((r) => r.version === version);
+    return row ? toArtifact(row) : undefined;
+  }
+
+  /** Resolves `artifact://name[@version]`; strings that are no reference answer undefined. */
+  async resolve(value: unknown, expectedType?: ArtifactType): Promise<Artifact | undefined> {
+    const ref = parseArtifactRef(value);
+    if (!ref) return undefined;
+    const artifact = await this.get(ref.name, ref.version);
+    if (!artifact) throw new NotFoundError(`${String(value)} does not resolve to an artifact`);
+    if (expectedType && artifact.type !== expectedType) throw new BadRequestError(`${String(value)} is a ${artifact.type}, not a ${expectedType}`);
+    return artifact;
+  }
+
+  /** Uploads a new version (the next integer); never overwrites. */
+  async upload(input: { name: string; type: ArtifactType; content: JsonValue; description?: string }, metadata?: EventMetadata): Promise<Artifact> {
+    if (!this.store || !this.clock) throw new Error('this catalog is read-only');
+    const { name, type, content } = input;
+    if (!ARTIFACT_NAME.test(name)) throw new BadRequestError('name must be letters, digits, _ . - (at most 128, starting with a letter or digit)');
+    const isProse = PROSE_TYPES.includes(type);
+    if (isProse ? typeof content !== 'string' : typeof content !== 'object' || content === null || Array.isArray(content)) {
+      throw new BadRequestError(`a ${type} artifact takes ${isProse ? 'text' : 'a JSON object'} as content`);
+    }
+    if (contentBytes(content) > MAX_ARTIFACT_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `artifact content is larger than ${MAX_ARTIFACT_BYTES} bytes`);
+    const file = this.project.get(name);
+    if (file && file.type !== type) throw new ConflictError(`artifact ${name} is a ${file.type} in the project`);
+    const stream = artifactStream(name);
+    const at = this.clock.now().toISOString();
+    const { result } = await runCommand(this.store, {
+      streams: [stream],
+      decide: (read) => {
+        const earlier = read.get(stream)!;
+        const previousType = (earlier.at(-1)?.data as JsonObject | undefined)?.type;
+        if (previousType !== undefined && previousType !== type) throw new ConflictError(`artifact ${name} is a ${String(previousType)}`);
+        const version = String(earlier.length + 1);
+        const data = { name, version, type, content, hash: contentHash(content), description: input.description ?? null, at };
+        return { events: { [stream]: [{ type: 'ArtifactUploaded', data }] }, result: data };
+      },
+      ...(metadata ? { metadata } : {}),
+    });
+    // The stored row keeps the database's timestamp form; answer with what was stored.
+    return { name, version: result.version, type, content, hash: result.hash, description: result.description, source: 'upload', createdAt: at };
+  }
+}

@@ -1,0 +1,108 @@
+// The verification pipeline of every protected REST request (steps 1-8), and access guards.
+import { timingSafeEqual } from 'node:crypto';
+import type { Request, RequestHandler } from 'express';
+import type { Settings } from '../config/settings.js';
+import { PermissionDeniedError, UnauthenticatedError } from '../kernel/errors.js';
+import { NAME_PATTERN } from '../iam/decide.js';
+import { isAllowed, type AccessRule, type Principal } from './principal.js';
+import type { SessionView } from './sessionView.js';
+import type { TokenClaims, TokenService } from './tokens.js';
+
+export const SESSION_ENDED_MESSAGE = 'Session ended — sign in again.';
+
+export interface Authenticator {
+  /** Steps 1-6 and 8: a verified principal on `req.principal`, or a 401. */
+  authenticate: RequestHandler;
+  /** Authentication plus step 7 for one rule. */
+  require(rule?: AccessRule): RequestHandler;
+  /** The principal of a request, verifying it if no middleware did (for handlers with dynamic rules). */
+  principalOf(req: Request): Promise<Principal>;
+  /** The same pipeline for a raw token (gRPC-Web calls); `remoteAddress` gates the dev key. */
+  principalOfToken(token: string | undefined, remoteAddress: string | undefined): Promise<Principal>;
+}
+
+export function createAuthenticator(deps: { tokens: TokenService; sessions: SessionView; settings: Settings }): Authenticator {
+  const { tokens, sessions, settings } = deps;
+  const devKey = settings.dev.enabled && settings.dev.allowDevAuth ? settings.dev.apiKey : undefined;
+  const tenantIds = settings.tenantIds;
+
+  async function verify(req: Request): Promise<Principal> {
+    return verifyToken(bearerToken(req), req.socket.remoteAddress);
+  }
+
+  async function verifyToken(token: string | undefined, remoteAddress: string | undefined): Promise<Principal> {
+    if (!token) throw new UnauthenticatedError('Not authenticated');
+    if (devKey !== undefined && isDevKey(token, devKey) && isAllowedIp(remoteAddress, settings.dev.ipAllowlist)) {
+      return { userId: 'dev', groups: ['dev'], scopes: ['iam:admin'], isDev: true };
+    }
+    const claims = await tokens.verify(token);
+    if (sessions.isRevoked(claims.jti)) throw new UnauthenticatedError('Token has been revoked');
+    const sessionEnd = sessions.sessionEndOf(claims.sub);
+    if (sessionEnd !== undefined && Math.round(claims.iat * 1000) < sessionEnd) throw new UnauthenticatedError(SESSION_ENDED_MESSAGE);
+    checkClaimShapes(claims, tenantIds);
+    return {
+      userId: claims.sub,
+      groups: claims.groups,
+      scopes: claims.scopes,
+      ...(claims.tenant !== undefined ? { tenant: claims.tenant } : {}),
+      jti: claims.jti,
+      iat: claims.iat,
+      ...(claims.exp !== undefined ? { exp: claims.exp } : {}),
+      isDev: false,
+    };
+  }
+
+  async function principalOf(req: Request): Promise<Principal> {
+    req.principal ??= await verify(req);
+    return req.principal;
+  }
+
+  const authenticate: RequestHandler = async (req, _res, next) => {
+    await principalOf(req);
+    next();
+  };
+
+  return {
+    authenticate,
+    principalOf,
+    principalOfToken: verifyToken,
+    require: (rule = {}) =>
+      async (req, _res, next) => {
+        const principal = await principalOf(req);
+        if (!isAllowed(principal, rule)) throw new PermissionDeniedError(describeMissing(rule));
+        next();
+      },
+  };
+}
+
+export function bearerToken(req: Request): string | undefined {
+  const header = req.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+function isDevKey(candidate: string, devKey: string): boolean {
+  const a = Buffer.from(candidate);
+  const b = Buffer.from(devKey);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function isAllowedIp(remoteAddress: string | undefined, allowlist: readonly string[]): boolean {
+  return allowlist.includes((remoteAddress ?? '').replace(/^::ffff:/, ''));
+}
+
+/** Step 6: claims a library does not check. */
+function checkClaimShapes(claims: TokenClaims, tenantIds: readonly string[] | undefined): void {
+  const isNameList = (value: unknown) => Array.isArray(value) && value.every((v) => typeof v === 'string' && NAME_PATTERN.test(v));
+  if (!isNameList(claims.groups) || !isNameList(claims.scopes)) throw new UnauthenticatedError('Invalid token: malformed groups or scopes');
+  if (claims.tenant !== undefined && typeof claims.tenant !== 'string') throw new UnauthenticatedError('Invalid token: malformed tenant');
+  if (tenantIds && (claims.tenant === undefined || !tenantIds.includes(claims.tenant))) {
+    throw new UnauthenticatedError('Invalid token: tenant not allowed');
+  }
+}
+
+function describeMissing(rule: AccessRule): string {
+  const parts = [rule.scope ? `scope ${rule.scope}` : undefined, rule.groups?.length ? `one of the groups ${rule.groups.join(', ')}` : undefined];
+  return `Permission denied: requires ${parts.filter(Boolean).join(' and ') || 'access'}`;
+}

@@ -1,0 +1,123 @@
+// The `svc` command line: serve, migrate, projections, keys.
+import { Command } from 'commander';
+import { generateSigningKeyHex } from '../auth/keys.js';
+import { loadSettings, SettingsError, type Settings } from '../config/settings.js';
+import { openDatabase } from '../db/database.js';
+import { migrate } from '../db/migrate.js';
+import { createPool } from '../db/pool.js';
+import { createLogger, type Logger } from '../kernel/logger.js';
+import { SERVICE_VERSION } from '../kernel/version.js';
+import { loadProject } from '../main.js';
+import { prepareModelTables } from '../models/boot.js';
+import { ProjectionRegistry } from '../projections/index.js';
+import { printProjectionStatus, rebuildWithProgress } from './projections.js';
+import { serve } from './serve.js';
+import { validateCommand } from './validate.js';
+import { exportCommand, importCommand, replayCommand } from './runs.js';
+
+function boot(): { settings: Settings; logger: Logger } {
+  const settings = loadSettings();
+  const logger = createLogger(settings.logLevel);
+  for (const warning of settings.warnings) logger.warn(warning);
+  return { settings, logger };
+}
+
+/** Opens the database, migrates it unless told not to, runs `work` with a pool, and closes everything again. */
+async function withDatabase<T>(
+  work: (pool: ReturnType<typeof createPool>, logger: Logger) => Promise<T>,
+  { migrateFirst = true }: { migrateFirst?: boolean } = {},
+): Promise<T> {
+  const { settings, logger } = boot();
+  const database = await openDatabase(settings, logger);
+  const pool = createPool({ connectionString: database.url, max: 4, applicationName: 'svc-cli' });
+  try {
+    if (migrateFirst) await migrate(pool);
+    return await work(pool, logger);
+  } finally {
+    await pool.end();
+    await database.stop();
+  }
+}
+
+const program = new Command('svc').version(SERVICE_VERSION).description('Event-sourced workflow and model service');
+
+program
+  .command('serve', { isDefault: true })
+  .description('serve the HTTP API (settings from the environment and svc.yaml)')
+  .action(async () => {
+    const { settings, logger } = boot();
+    await serve(settings, logger);
+  });
+
+program
+  .command('migrate')
+  .description('apply pending database migrations from db/')
+  .action(() =>
+    withDatabase(async (pool, logger) => {
+      const applied = await migrate(pool);
+      logger.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
+    }, { migrateFirst: false }),
+  );
+
+program
+  .command('validate')
+  .description('check the project (workflows, models, runners); prints V-codes; exit 1 on errors')
+  .option('--strict', 'warnings count as errors')
+  .action(async (options: { strict?: boolean }) => {
+    const settings = loadSettings();
+    process.exitCode = await validateCommand(settings.projectDir, settings, options.strict === true);
+  });
+
+const projections = program.command('projections').description('inspect and rebuild read models');
+projections
+  .command('status')
+  .description('list projections with their versions and row counts')
+  .action(() => withDatabase(async (pool) => printProjectionStatus(pool, await projectRegistry(pool))));
+projections
+  .command('rebuild [name]')
+  .description('replay the log into fresh tables and swap them in (all projections when no name)')
+  .action((name: string | undefined) => withDatabase(async (pool) => rebuildWithProgress(pool, await projectRegistry(pool), name)));
+
+const runs = program.command('runs').description('export, import and replay runs');
+runs
+  .command('export <id>')
+  .description('print the run (descriptor, workflow, journal) as svc.run/v1 JSON')
+  .action((id: string) => withDatabase((pool) => exportCommand(pool, loadSettings().projectDir, id)));
+runs
+  .command('import <file>')
+  .description('append an exported run to this database; it reads back identically')
+  .action((file: string) => withDatabase((pool) => importCommand(pool, loadSettings().projectDir, file)));
+runs
+  .command('replay <id-or-file>')
+  .description('re-execute a run with its recorded outside answers; prints SAME or DIFF per step')
+  .action((target: string) =>
+    withDatabase(async (pool) => {
+      process.exitCode = await replayCommand(pool, loadSettings().projectDir, target);
+    }),
+  );
+
+program
+  .command('keys')
+  .description('signing keys')
+  .command('generate')
+  .description('print a fresh Ed25519 signing key (64 hex characters) for SVC_SIGNING_KEY')
+  .action(() => {
+    process.stdout.write(`${generateSigningKeyHex()}\n`);
+  });
+
+/** Every read model of the project, with the model tables brought up to date first. */
+async function projectRegistry(pool: ReturnType<typeof createPool>): Promise<ProjectionRegistry> {
+  const settings = loadSettings();
+  const project = await loadProject(settings.projectDir, settings);
+  await prepareModelTables(pool, project.models);
+  const registry = new ProjectionRegistry();
+  for (const projection of project.projections) registry.register(projection);
+  return registry;
+}
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  // Settings and project errors list every problem; a stack would only hide them.
+  if (error instanceof SettingsError || Array.isArray((error as { problems?: unknown }).problems)) process.stderr.write(`${(error as Error).message}\n`);
+  else process.stderr.write(`svc: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,66 @@
+// `svc runs export|import|replay`: moving runs between instances and checking them against today's code.
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import type { Pool } from '../db/pool.js';
+import { EventStore } from '../eventstore/store.js';
+import { replayRun, type JournalEntry } from '../engine/replay.js';
+import type { RunEventData } from '../runs/events.js';
+import { runStream } from '../runs/events.js';
+import { exportRun, importRun, type RunExport } from '../runs/transfer.js';
+import { ProjectionRegistry } from '../projections/registry.js';
+import { prepareModelTables } from '../models/boot.js';
+import { RecordCommands } from '../models/records.js';
+import { ModelRegistry } from '../models/registry.js';
+import { forkedWorkflow, loadProject } from '../project/load.js';
+import { DOCUMENT_FLAGS } from '../versions/registry.js';
+import { WorkflowRegistry } from '../workflows/registry.js';
+import type { JsonObject } from '../kernel/json.js';
+import { loadSettings } from '../config/settings.js';
+
+async function projectStore(pool: Pool, projectDir: string) {
+  const project = await loadProject(projectDir, loadSettings());
+  await prepareModelTables(pool, project.models);
+  const registry = new ProjectionRegistry();
+  project.projections.forEach((p) => registry.register(p));
+  const store = new EventStore({ pool, projector: registry });
+  return { project, store, workflows: new WorkflowRegistry(project.workflows, DOCUMENT_FLAGS), models: new ModelRegistry(project.models, DOCUMENT_FLAGS) };
+}
+
+export async function exportCommand(pool: Pool, projectDir: string, runId: string): Promise<void> {
+  const { store, workflows } = await projectStore(pool, projectDir);
+  process.stdout.write(`${JSON.stringify(await exportRun(pool, store, workflows, runId), null, 2)}\n`);
+}
+
+export async function importCommand(pool: Pool, projectDir: string, file: string): Promise<void> {
+  const { store } = await projectStore(pool, projectDir);
+  const runId = await importRun(store, JSON.parse(await readFile(file, 'utf8')));
+  process.stdout.write(`imported run ${runId}\n`);
+}
+
+/** Replays a run from this database (by id) or from an export file; exit code 1 when any step differs. */
+export async function replayCommand(pool: Pool, projectDir: string, target: string): Promise<number> {
+  const { project, store, workflows, models } = await projectStore(pool, projectDir);
+  let journal: JournalEntry[];
+  let name: string;
+  let version: string;
+  let definition: JsonObject | null = null;
+  if (existsSync(target)) {
+    const exported = JSON.parse(await readFile(target, 'utf8')) as RunExport;
+    journal = exported.events as unknown as JournalEntry[];
+    ({ name, schema_version: version, definition } = exported.workflow);
+  } else {
+    const events = await store.readWholeStream(runStream(target));
+    if (events.length === 0) throw new Error(`no run ${target} in this database (and no such file)`);
+    journal = events.map((e) => ({ type: e.type, ...(e.data as RunEventData) }));
+    const started = journal[0]!.payload;
+    name = String(started.workflow);
+    version = String(started.schema_version);
+  }
+  const workflow = workflows.find(name, version) ?? (definition ? forkedWorkflow(definition) : undefined);
+  if (!workflow) throw new Error(`workflow ${name} ${version} is neither in this project nor in the export`);
+  const lines = await replayRun(workflow, journal, { pool, runners: project.runners, models, records: new RecordCommands(store) });
+  for (const line of lines) process.stdout.write(`${line.verdict} ${line.step} (${line.kind})${line.detail ? `: ${line.detail}` : ''}\n`);
+  const differing = lines.filter((l) => l.verdict === 'DIFF').length;
+  process.stdout.write(`${lines.length} steps: ${lines.length - differing} same, ${differing} different\n`);
+  return differing > 0 ? 1 : 0;
+}

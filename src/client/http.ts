@@ -1,0 +1,69 @@
+// The client's HTTP layer: base URL, bearer token, JSON in and out, SSE reading (eventsource-parser).
+import { EventSourceParserStream, type EventSourceMessage } from 'eventsource-parser/stream';
+import { SvcRequestError } from './errors.js';
+
+export interface HttpOptions {
+  method?: string;
+  body?: unknown;
+  form?: Record<string, string>;
+  token?: string | undefined;
+  headers?: Record<string, string>;
+  signal?: AbortSignal | undefined;
+}
+
+export class HttpCore {
+  readonly baseUrl: string;
+  token: string | undefined;
+
+  constructor(baseUrl: string, token?: string) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.token = token;
+  }
+
+  /** The raw response (any status). */
+  async send(path: string, options: HttpOptions = {}): Promise<Response> {
+    const token = options.token ?? this.token;
+    const headers: Record<string, string> = { accept: 'application/json', ...(options.headers ?? {}) };
+    if (token) headers.authorization = `Bearer ${token}`;
+    let body: string | undefined;
+    if (options.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(options.form).toString();
+    } else if (options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(options.body);
+    }
+    return fetch(`${this.baseUrl}${path}`, { method: options.method ?? 'GET', headers, ...(body !== undefined ? { body } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+  }
+
+  /** JSON of a 2xx answer (undefined for 204); any other status throws SvcRequestError. */
+  async json<T>(path: string, options: HttpOptions = {}): Promise<T> {
+    const response = await this.send(path, options);
+    if (!response.ok) throw new SvcRequestError(response.status, await readBody(response));
+    return (response.status === 204 ? undefined : await response.json()) as T;
+  }
+}
+
+export async function readBody(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** The events of a text/event-stream response, in order. */
+export async function* readEvents(response: Response): AsyncGenerator<EventSourceMessage> {
+  if (!response.body) return;
+  const reader = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}

@@ -1,0 +1,119 @@
+// The HTTP contract's shapes, shared by the server's answers and the client library (types only).
+
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+export type JsonRecord = { [key: string]: Json };
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'bearer';
+  expires_in: number;
+}
+
+export interface Identity {
+  user_id: string;
+  groups: string[];
+  scopes: string[];
+  tenant?: string;
+}
+
+export type RunStatus = 'queued' | 'running' | 'waiting_human' | 'waiting_approval' | 'paused' | 'completed' | 'failed' | 'aborted';
+
+export interface PendingApprovalRef {
+  approval_id: string;
+  kind: string;
+  title: string;
+  form: Json;
+  decide_url: string;
+}
+
+export interface RunDescriptor {
+  id: string;
+  workflow: string;
+  schema_version: string;
+  status: RunStatus;
+  input: JsonRecord;
+  output: Json;
+  error: { message: string; details: string } | null;
+  current_step: string | null;
+  created_at: string;
+  updated_at: string;
+  status_url: string;
+  events_url: string;
+  approval: PendingApprovalRef | null;
+}
+
+export interface RunEvent {
+  run_id: string;
+  seq: number;
+  ts: string;
+  type: string;
+  agent_id: string;
+  engine: string;
+  payload: JsonRecord;
+}
+
+/** One frame of a workflow's client step stream (SSE trigger and gRPC-Web). */
+export interface StepFrame {
+  event_type: 'step' | 'done' | 'error' | 'suspended';
+  step_id?: string;
+  kind?: string;
+  signal?: string;
+  snapshot?: JsonRecord;
+  duration_ms?: number;
+  error_detail?: string;
+  output?: Json;
+  message?: string;
+  details?: string;
+  run?: RunDescriptor;
+}
+
+export interface WorkflowSummary {
+  trigger_path: string;
+  trigger_method: string;
+  public: boolean;
+  has_slow_steps: boolean;
+  slow_kinds_present: string[];
+}
+
+export interface WorkflowManifest extends WorkflowSummary {
+  name: string;
+  steps: { id: string; kind: string }[];
+}
+
+export interface WorkflowEnvelope {
+  success: false;
+  status_code: number;
+  data: JsonRecord | null;
+  error: { message: string; details: string };
+}
+
+export interface Approval {
+  approval_id: string;
+  run_id: string;
+  step_id: string;
+  kind: 'human' | 'tool';
+  workflow: string;
+  title: string;
+  instruction: string | null;
+  form: Json;
+  display: JsonRecord;
+  required_group: string | null;
+  status: 'pending' | 'decided' | 'expired';
+  decision: string | null;
+  decided_by: string | null;
+  decide_url: string;
+}
+
+export interface DecisionRequest {
+  decision: 'approve' | 'reject' | 'edit';
+  values?: JsonRecord;
+  comment?: string;
+  edited_args?: JsonRecord;
+}
+
+export interface RunExport {
+  format: 'svc.run/v1';
+  run: RunDescriptor;
+  workflow: { name: string; schema_version: string; definition: JsonRecord | null };
+  events: RunEvent[];
+}

@@ -1,0 +1,84 @@
+// The PostgreSQL pool: one type mapping for the whole service, UTC sessions, lossless timestamps.
+import pg from 'pg';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+/** Anything that runs a query: the pool, a checked-out client, a transaction. */
+export type Queryable = Pick<pg.ClientBase, 'query'>;
+
+const TIMESTAMPTZ_OID = 1184;
+const TIMESTAMP_OID = 1114;
+const DATE_OID = 1082;
+const INT8_OID = 20;
+
+/**
+ * int8 as number: positions and counts stay far below 2^53.
+ * timestamptz as an ISO 8601 string with the database's microseconds (a JS Date would cut them).
+ */
+const typeParsers: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => {
+    if (format === 'binary') return pg.types.getTypeParser(oid, 'binary');
+    switch (oid) {
+      case INT8_OID:
+        return (value: string) => Number(value);
+      case TIMESTAMPTZ_OID:
+        return isoFromPgTimestamptz;
+      case TIMESTAMP_OID:
+      case DATE_OID:
+        return (value: string) => value;
+      default:
+        return pg.types.getTypeParser(oid, 'text');
+    }
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** `2026-11-22 02:22:58.123456+00` (UTC session, ISO DateStyle) -> `2026-11-22T02:22:58.123456Z`. */
+export function isoFromPgTimestamptz(value: string): string {
+  if (value === 'infinity' || value === '-infinity') return value;
+  return value.replace(' ', 'T').replace(/\+00(:00)?$/, 'Z');
+}
+
+export interface PoolOptions {
+  connectionString: string;
+  max?: number;
+  applicationName?: string;
+}
+
+export function connectionConfig(connectionString: string, applicationName = 'svc'): pg.ClientConfig {
+  return {
+    connectionString,
+    types: typeParsers,
+    options: '-c TimeZone=UTC -c DateStyle=ISO',
+    application_name: applicationName,
+  };
+}
+
+export function createPool({ connectionString, max = 10, applicationName }: PoolOptions): Pool {
+  const pool = new pg.Pool({ ...connectionConfig(connectionString, applicationName), max, idleTimeoutMillis: 30_000 });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Runs `work` in one transaction on a dedicated client; rolls back on any throw. */
+export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Replaces the database name of a PostgreSQL URL. */
+export function withDatabase(connectionString: string, database: string): string {
+  const url = new URL(connectionString);
+  url.pathname = `/${encodeURIComponent(database)}`;
+  return url.toString();
+}

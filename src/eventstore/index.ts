@@ -1,0 +1,6 @@
+// The event store: append with optimistic concurrency, read streams and the gated global log, follow live.
+export * from './types.js';
+export { EventStore, EventTransaction, type AppendOptions, type InlineProjector } from './store.js';
+export { WakeUps, EVENTS_CHANNEL, type WakeReason } from './wakeUps.js';
+export { LogFollower } from './follow.js';
+export type { LogFilter } from './sql.js';

@@ -1,0 +1,46 @@
+// Keeping an in-memory view current from the log: load, then this process's commits at once,
+// other processes' via the gated tail, and a reload after the LISTEN connection came back.
+import type { Subscription } from 'rxjs';
+import type { Logger } from '../kernel/logger.js';
+import type { LogFollower } from './follow.js';
+import { selectGlobalHead } from './sql.js';
+import type { EventStore } from './store.js';
+import type { RecordedEvent } from './types.js';
+import type { WakeUps } from './wakeUps.js';
+
+export interface LiveViewSpec {
+  name: string;
+  streamTypes: readonly string[];
+  /** Fills the view from the read models; may run again after a reconnect. */
+  load(): Promise<void>;
+  /** Must be idempotent: an event can arrive both by load and by the feed. */
+  apply(event: RecordedEvent): void;
+}
+
+export interface LiveView {
+  stop(): void;
+}
+
+export async function startLiveView(
+  deps: { store: EventStore; follower: LogFollower; wakeUps: WakeUps; logger: Logger },
+  spec: LiveViewSpec,
+): Promise<LiveView> {
+  const { store, follower, wakeUps, logger } = deps;
+  // The head first, then the load: whatever lands in between arrives twice, never zero times.
+  const head = await selectGlobalHead(store.pool);
+  await spec.load();
+  const wanted = (event: RecordedEvent) => spec.streamTypes.includes(event.streamType);
+  const subscriptions: Subscription[] = [
+    follower.localCommits$.subscribe((event) => {
+      if (wanted(event)) spec.apply(event);
+    }),
+    follower.subscribeToAll(head, spec.streamTypes).subscribe({
+      next: (event) => spec.apply(event),
+      error: (error: unknown) => logger.error({ err: error, view: spec.name }, 'live view feed failed'),
+    }),
+    wakeUps.reconnected$.subscribe(() => {
+      spec.load().catch((error: unknown) => logger.error({ err: error, view: spec.name }, 'live view reload failed'));
+    }),
+  ];
+  return { stop: () => subscriptions.splice(0).forEach((s) => s.unsubscribe()) };
+}

@@ -1,0 +1,213 @@
+// The event store's SQL, one statement per operation; every function receives its client.
+import type { Queryable } from '../db/pool.js';
+import type { EventMetadata, GlobalCursor, NewEvent, RecordedEvent } from './types.js';
+
+/** Restricts a global read to some stream types and/or event types. */
+export interface LogFilter {
+  streamTypes?: readonly string[] | undefined;
+  eventTypes?: readonly string[] | undefined;
+}
+
+/**
+ * The selected columns. transaction_id comes back as text under its own name, so an ORDER BY must
+ * say events.transaction_id: the bare name means the output column and sorts '1000' before '999'
+ * (and no index serves that sort).
+ */
+const EVENT_COLUMNS = `global_position, stream_id, stream_type, stream_position, type, data, metadata,
+  transaction_id::text AS transaction_id, recorded_at`;
+
+interface EventRow {
+  global_position: number;
+  stream_id: string;
+  stream_type: string;
+  stream_position: number;
+  type: string;
+  data: RecordedEvent['data'];
+  metadata: EventMetadata;
+  transaction_id: string;
+  recorded_at: string;
+}
+
+function toRecordedEvent(row: EventRow): RecordedEvent {
+  return {
+    globalPosition: row.global_position,
+    streamId: row.stream_id,
+    streamType: row.stream_type,
+    streamPosition: row.stream_position,
+    type: row.type,
+    data: row.data,
+    metadata: row.metadata,
+    transactionId: row.transaction_id,
+    recordedAt: row.recorded_at,
+  };
+}
+
+/**
+ * Inserts events at the end of one stream in a single statement. With an expected version the
+ * insert happens only if the stream is exactly there; a concurrent writer of the same positions
+ * fails on the unique key. Answers the inserted rows, or none when the version did not match.
+ */
+export async function insertEvents(
+  client: Queryable,
+  streamId: string,
+  streamType: string,
+  expectedVersion: number | null,
+  events: readonly NewEvent[],
+  sharedMetadata: EventMetadata,
+): Promise<RecordedEvent[]> {
+  const batch = JSON.stringify(
+    events.map((e) => ({
+      type: e.type,
+      data: e.data,
+      metadata: e.metadata ? { ...sharedMetadata, ...e.metadata } : sharedMetadata,
+      ...(e.recordedAt ? { recorded_at: e.recordedAt } : {}),
+    })),
+  );
+  const { rows } = await client.query<EventRow>({
+    name: INSERT_EVENTS_STATEMENT,
+    text: INSERT_EVENTS_SQL,
+    values: [streamId, streamType, batch, expectedVersion],
+  });
+  return rows.map(toRecordedEvent).sort((a, b) => a.streamPosition - b.streamPosition);
+}
+
+/**
+ * A named (prepared) statement: each connection parses and plans it once. Planning this statement
+ * costs several times what executing it does, and appends are the hottest path of the service.
+ */
+const INSERT_EVENTS_STATEMENT = 'svc_insert_events_v1';
+const INSERT_EVENTS_SQL = `WITH current_version AS (
+       SELECT coalesce(max(stream_position), 0) AS version FROM events WHERE stream_id = $1
+     )
+     INSERT INTO events (stream_id, stream_type, stream_position, type, data, metadata, recorded_at)
+     SELECT $1, $2, v.version + e.ordinality, e.value->>'type', e.value->'data', e.value->'metadata',
+            coalesce((e.value->>'recorded_at')::timestamptz, now())
+     FROM current_version v, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(value, ordinality)
+     WHERE $4::bigint IS NULL OR v.version = $4::bigint
+     ORDER BY e.ordinality
+     RETURNING ${EVENT_COLUMNS}`;
+
+export async function selectStreamVersion(client: Queryable, streamId: string): Promise<number> {
+  const { rows } = await client.query<{ version: number }>(
+    'SELECT coalesce(max(stream_position), 0) AS version FROM events WHERE stream_id = $1',
+    [streamId],
+  );
+  return rows[0]?.version ?? 0;
+}
+
+/** Events of one stream after `afterPosition`, in order. */
+export async function selectStreamEvents(
+  client: Queryable,
+  streamId: string,
+  afterPosition: number,
+  limit: number,
+): Promise<RecordedEvent[]> {
+  const { rows } = await client.query<EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM events
+     WHERE stream_id = $1 AND stream_position > $2
+     ORDER BY stream_position LIMIT $3`,
+    [streamId, afterPosition, limit],
+  );
+  return rows.map(toRecordedEvent);
+}
+
+/**
+ * The global log after `cursor`, in (transaction_id, global_position) order, taking only
+ * transactions older than every transaction still running: a late commit is never skipped.
+ */
+export async function selectGlobalEvents(
+  client: Queryable,
+  cursor: GlobalCursor,
+  limit: number,
+  filter: LogFilter = {},
+): Promise<RecordedEvent[]> {
+  const { rows } = await client.query<EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM events
+     WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+       AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+       AND ($4::text[] IS NULL OR stream_type = ANY($4::text[]))
+       AND ($5::text[] IS NULL OR type = ANY($5::text[]))
+     ORDER BY events.transaction_id, events.global_position
+     LIMIT $3`,
+    [cursor.transactionId, cursor.globalPosition, limit, filter.streamTypes ?? null, filter.eventTypes ?? null],
+  );
+  return rows.map(toRecordedEvent);
+}
+
+/**
+ * Committed events at or after transaction `fromTransactionId`, without the gate. Only safe while
+ * the caller holds locks that keep later writers out (the projection swap).
+ */
+export async function selectCommittedSince(
+  client: Queryable,
+  fromTransactionId: string,
+  filter: LogFilter = {},
+): Promise<RecordedEvent[]> {
+  const { rows } = await client.query<EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM events
+     WHERE transaction_id >= $1::xid8
+       AND ($2::text[] IS NULL OR stream_type = ANY($2::text[]))
+       AND ($3::text[] IS NULL OR type = ANY($3::text[]))
+     ORDER BY events.transaction_id, events.global_position`,
+    [fromTransactionId, filter.streamTypes ?? null, filter.eventTypes ?? null],
+  );
+  return rows.map(toRecordedEvent);
+}
+
+/**
+ * Events after `afterPosition` in global_position order, without the gate: the caller reads inside
+ * one REPEATABLE READ transaction, whose snapshot decides what is seen (a rebuild's replay). Within
+ * a stream this is stream order, which (transaction_id, global_position) is not: a transaction that
+ * took its id early may append a stream's next position after a younger one committed the previous.
+ */
+export async function selectEventsByPosition(
+  client: Queryable,
+  afterPosition: number,
+  limit: number,
+  filter: LogFilter = {},
+): Promise<RecordedEvent[]> {
+  const { rows } = await client.query<EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM events
+     WHERE global_position > $1
+       AND ($3::text[] IS NULL OR stream_type = ANY($3::text[]))
+       AND ($4::text[] IS NULL OR type = ANY($4::text[]))
+     ORDER BY events.global_position
+     LIMIT $2`,
+    [afterPosition, limit, filter.streamTypes ?? null, filter.eventTypes ?? null],
+  );
+  return rows.map(toRecordedEvent);
+}
+
+/**
+ * Committed events of transactions the snapshot (text of a pg_snapshot) did not see, in
+ * global_position order. Only complete while the caller keeps later writers out (the projection swap).
+ */
+export async function selectCommittedOutsideSnapshot(client: Queryable, snapshot: string, filter: LogFilter = {}): Promise<RecordedEvent[]> {
+  const { rows } = await client.query<EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM events
+     WHERE transaction_id >= pg_snapshot_xmin($1::pg_snapshot)
+       AND NOT pg_visible_in_snapshot(transaction_id, $1::pg_snapshot)
+       AND ($2::text[] IS NULL OR stream_type = ANY($2::text[]))
+       AND ($3::text[] IS NULL OR type = ANY($3::text[]))
+     ORDER BY events.global_position`,
+    [snapshot, filter.streamTypes ?? null, filter.eventTypes ?? null],
+  );
+  return rows.map(toRecordedEvent);
+}
+
+/** The snapshot xmin now: every transaction below it has ended. */
+export async function selectSnapshotXmin(client: Queryable): Promise<string> {
+  const { rows } = await client.query<{ xmin: string }>('SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin');
+  return rows[0]!.xmin;
+}
+
+/** The cursor of the newest event a gated reader can see now (LOG_START when none). */
+export async function selectGlobalHead(client: Queryable): Promise<GlobalCursor> {
+  const { rows } = await client.query<{ transaction_id: string; global_position: number }>(
+    `SELECT transaction_id::text AS transaction_id, global_position FROM events
+     WHERE transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+     ORDER BY events.transaction_id DESC, events.global_position DESC LIMIT 1`,
+  );
+  const row = rows[0];
+  return row ? { transactionId: row.transaction_id, globalPosition: row.global_position } : { transactionId: '0', globalPosition: 0 };
+}

@@ -1,0 +1,179 @@
+// Appending (optimistic concurrency, inline projections, wake-ups after commit) and reading the log.
+import type { DatabaseError } from 'pg';
+import type { Pool, PoolClient, Queryable } from '../db/pool.js';
+import { VersionConflictError } from '../kernel/errors.js';
+import {
+  insertEvents,
+  selectGlobalEvents,
+  type LogFilter,
+  selectStreamEvents,
+  selectStreamVersion,
+} from './sql.js';
+import {
+  streamTypeOf,
+  type AppendResult,
+  type AppendToStream,
+  type EventMetadata,
+  type GlobalCursor,
+  type RecordedEvent,
+} from './types.js';
+
+/** Applies read models inside the append transaction (implemented by projections/). */
+export interface InlineProjector {
+  handlesAny(types: readonly string[]): boolean;
+  apply(client: Queryable, events: readonly RecordedEvent[]): Promise<void>;
+}
+
+export interface EventStoreOptions {
+  pool: Pool;
+  projector?: InlineProjector;
+  /** Called once after every commit that appended events (batched NOTIFY, local wake-up). */
+  onCommit?: (events: readonly RecordedEvent[]) => void;
+}
+
+export interface AppendOptions {
+  /** Stored with every event of the call (actor, tenant, request id, causation). */
+  metadata?: EventMetadata;
+}
+
+/** Lost `any` races past this many back off a few jittered milliseconds so the writers spread out. */
+const ANY_VERSION_EAGER_RETRIES = 3;
+
+/** A transaction that may append to several streams; it commits or rolls back as a whole. */
+export class EventTransaction {
+  readonly appended: RecordedEvent[] = [];
+
+  constructor(
+    readonly client: PoolClient,
+    private readonly projector: InlineProjector | undefined,
+  ) {}
+
+  async append(streams: AppendToStream | readonly AppendToStream[], options: AppendOptions = {}): Promise<AppendResult> {
+    const requests = Array.isArray(streams) ? streams : [streams as AppendToStream];
+    const result: AppendResult = { versions: {}, events: [] };
+    for (const request of requests) {
+      const recorded = await appendOne(this.client, request, options.metadata ?? {});
+      result.events.push(...recorded);
+      result.versions[request.streamId] = recorded.at(-1)?.streamPosition ?? (await selectStreamVersion(this.client, request.streamId));
+    }
+    if (this.projector && result.events.length > 0) await this.projector.apply(this.client, result.events);
+    this.appended.push(...result.events);
+    return result;
+  }
+}
+
+export class EventStore {
+  readonly pool: Pool;
+  private readonly projector: InlineProjector | undefined;
+  private readonly onCommit: ((events: readonly RecordedEvent[]) => void) | undefined;
+
+  constructor(options: EventStoreOptions) {
+    this.pool = options.pool;
+    this.projector = options.projector;
+    this.onCommit = options.onCommit;
+  }
+
+  /**
+   * Appends to one or several streams atomically. A stream not at its expected version fails the
+   * whole call with VersionConflictError; `any` appends are retried until they land.
+   */
+  async append(streams: AppendToStream | readonly AppendToStream[], options: AppendOptions = {}): Promise<AppendResult> {
+    const requests = Array.isArray(streams) ? streams : [streams as AppendToStream];
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.appendOnce(requests, options);
+      } catch (error) {
+        // An `any` append only loses to a writer that committed to the same stream, so every retry
+        // follows progress: no bound is needed (a fixed one made busy streams refuse `any` appends).
+        if (!(error instanceof VersionConflictError) || error.expectedVersion !== 'any') throw error;
+        if (attempt >= ANY_VERSION_EAGER_RETRIES) await delay(Math.random() * Math.min(attempt, 20));
+      }
+    }
+  }
+
+  private async appendOnce(requests: readonly AppendToStream[], options: AppendOptions): Promise<AppendResult> {
+    const single = requests.length === 1 ? requests[0]! : undefined;
+    // One stream and no read model to update: a single autocommit statement, no BEGIN/COMMIT.
+    if (single && !this.projector?.handlesAny(single.events.map((e) => e.type))) {
+      const events = await appendOne(this.pool, single, options.metadata ?? {});
+      if (events.length > 0) this.onCommit?.(events);
+      const version = events.at(-1)?.streamPosition ?? (await selectStreamVersion(this.pool, single.streamId));
+      return { versions: { [single.streamId]: version }, events };
+    }
+    return this.transact((tx) => tx.append(requests, options));
+  }
+
+  /** Runs `work` in one transaction; wake-ups go out after the commit, never inside it. */
+  async transact<T>(work: (tx: EventTransaction) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const tx = new EventTransaction(client, this.projector);
+      const result = await work(tx);
+      await client.query('COMMIT');
+      if (tx.appended.length > 0) this.onCommit?.(tx.appended);
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async streamVersion(streamId: string): Promise<number> {
+    return selectStreamVersion(this.pool, streamId);
+  }
+
+  /** Events of one stream after `after` (a stream position), at most `limit`. */
+  async readStream(streamId: string, after = 0, limit = 1000): Promise<RecordedEvent[]> {
+    return selectStreamEvents(this.pool, streamId, after, limit);
+  }
+
+  /** Every event of one stream, in order. */
+  async readWholeStream(streamId: string, client: Queryable = this.pool): Promise<RecordedEvent[]> {
+    const events: RecordedEvent[] = [];
+    for (;;) {
+      const page = await selectStreamEvents(client, streamId, events.at(-1)?.streamPosition ?? 0, 1000);
+      events.push(...page);
+      if (page.length < 1000) return events;
+    }
+  }
+
+  /** One page of the global log after `cursor`, behind the snapshot gate. */
+  async readGlobal(cursor: GlobalCursor, limit = 1000, filter: LogFilter = {}): Promise<RecordedEvent[]> {
+    return selectGlobalEvents(this.pool, cursor, limit, filter);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function appendOne(client: Queryable, request: AppendToStream, metadata: EventMetadata): Promise<RecordedEvent[]> {
+  const { streamId, expectedVersion, events } = request;
+  if (expectedVersion !== 'any' && (!Number.isInteger(expectedVersion) || expectedVersion < 0)) {
+    throw new RangeError(`expectedVersion must be a non-negative integer or 'any' (got ${expectedVersion})`);
+  }
+  if (events.length === 0) return [];
+  const expected = expectedVersion === 'any' ? null : expectedVersion;
+  let recorded: RecordedEvent[];
+  try {
+    recorded = await insertEvents(client, streamId, request.streamType ?? streamTypeOf(streamId), expected, events, metadata);
+  } catch (error) {
+    if (isStreamPositionCollision(error)) throw new VersionConflictError(streamId, expectedVersion, null);
+    throw error;
+  }
+  if (recorded.length === 0) {
+    throw new VersionConflictError(streamId, expectedVersion, await selectStreamVersion(client, streamId).catch(() => null));
+  }
+  return recorded;
+}
+
+function isStreamPositionCollision(error: unknown): boolean {
+  const pgError = error as Partial<DatabaseError>;
+  return pgError?.code === '23505' && pgError.constraint === 'events_stream_position_key';
+}

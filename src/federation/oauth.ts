@@ -1,0 +1,131 @@
+// The OAuth 2.0 / OpenID Connect exchange, with oauth4webapi: authorization code + PKCE (S256),
+// state, and for OIDC providers the ID token's nonce, audience, issuer and signature.
+import { createRemoteJWKSet, decodeJwt, jwtVerify, type JWTPayload } from 'jose';
+import * as oauth from 'oauth4webapi';
+import { AppError, BadRequestError } from '../kernel/errors.js';
+import type { Provider } from './providers.js';
+
+export interface FederatedProfile {
+  /** Stable per provider: OIDC `sub`, GitHub's numeric id, Microsoft's `<tid>:<oid>`. */
+  subject: string;
+  email: string | null;
+  emailVerified: boolean;
+}
+
+export interface LoginSecrets {
+  state: string;
+  codeVerifier: string;
+  nonce: string;
+}
+
+const isOidc = (provider: Provider) => provider.issuer !== undefined && provider.scope.split(/\s+/).includes('openid');
+
+/** Plain http is allowed only towards loopback (local test providers); real providers are https. */
+function insecureAllowed(provider: Provider): boolean {
+  return [provider.authUrl, provider.tokenUrl, provider.userinfoUrl ?? ''].some((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+    } catch {
+      return false;
+    }
+  });
+}
+
+function authorizationServer(provider: Provider, issuer?: string): oauth.AuthorizationServer {
+  return {
+    issuer: issuer ?? provider.issuer ?? new URL(provider.authUrl).origin,
+    authorization_endpoint: provider.authUrl,
+    token_endpoint: provider.tokenUrl,
+    ...(provider.userinfoUrl ? { userinfo_endpoint: provider.userinfoUrl } : {}),
+    ...(provider.jwksUrl ? { jwks_uri: provider.jwksUrl } : {}),
+  };
+}
+
+export async function newLoginSecrets(): Promise<LoginSecrets & { codeChallenge: string }> {
+  const codeVerifier = oauth.generateRandomCodeVerifier();
+  return { state: oauth.generateRandomState(), codeVerifier, nonce: oauth.generateRandomNonce(), codeChallenge: await oauth.calculatePKCECodeChallenge(codeVerifier) };
+}
+
+export function authorizationUrl(provider: Provider, redirectUri: string, secrets: { state: string; nonce: string; codeChallenge: string }): URL {
+  const url = new URL(provider.authUrl);
+  url.searchParams.set('client_id', provider.clientId!);
+  url.searchParams.set('redirect_uri', redirectUri);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('scope', provider.scope);
+  url.searchParams.set('state', secrets.state);
+  url.searchParams.set('code_challenge', secrets.codeChallenge);
+  url.searchParams.set('code_challenge_method', 'S256');
+  if (isOidc(provider)) url.searchParams.set('nonce', secrets.nonce);
+  return url;
+}
+
+/** Exchanges the code and reads who signed in. Protocol failures are 400s, provider outages 502-like 500s. */
+export async function completeLogin(provider: Provider, redirectUri: string, callback: URLSearchParams, secrets: LoginSecrets): Promise<FederatedProfile> {
+  const client: oauth.Client = { client_id: provider.clientId! };
+  const auth = oauth.ClientSecretPost(provider.clientSecret!);
+  const options = { [oauth.allowInsecureRequests]: insecureAllowed(provider) };
+  try {
+    const params = oauth.validateAuthResponse(authorizationServer(provider), client, callback, secrets.state);
+    const response = await oauth.authorizationCodeGrantRequest(authorizationServer(provider), client, auth, params, redirectUri, secrets.codeVerifier, options);
+    if (!isOidc(provider)) {
+      const result = await oauth.processAuthorizationCodeResponse(authorizationServer(provider), client, response, { requireIdToken: false });
+      return provider.kind === 'github' ? githubProfile(provider, result.access_token) : userinfoProfile(provider, result.access_token);
+    }
+    // Multi-tenant Microsoft issuers name the user's tenant: read it before the checks.
+    const body = (await response.clone().json()) as { id_token?: string };
+    const issuer = provider.issuer!.includes('{tenantid}') && body.id_token
+      ? provider.issuer!.replace('{tenantid}', String(decodeJwt(body.id_token).tid ?? ''))
+      : provider.issuer!;
+    const as = authorizationServer(provider, issuer);
+    const result = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: secrets.nonce, requireIdToken: true });
+    const claims = await verifiedIdToken(provider, result.id_token!, issuer);
+    return oidcProfile(provider, claims);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    if (error instanceof oauth.AuthorizationResponseError) throw new BadRequestError(`The provider refused the login: ${error.error}`);
+    if (error instanceof oauth.ResponseBodyError) throw new BadRequestError(`The provider refused the code: ${error.error}`);
+    throw new BadRequestError(`The login could not be completed: ${(error as Error).message}`);
+  }
+}
+
+/** oauth4webapi checked iss, aud, nonce and times; the signature is checked here against the key set. */
+async function verifiedIdToken(provider: Provider, idToken: string, issuer: string): Promise<JWTPayload> {
+  if (!provider.jwksUrl) return decodeJwt(idToken);
+  const keys = createRemoteJWKSet(new URL(provider.jwksUrl));
+  const { payload } = await jwtVerify(idToken, keys, { issuer, audience: provider.clientId! });
+  return payload;
+}
+
+function oidcProfile(provider: Provider, claims: JWTPayload): FederatedProfile {
+  const email = typeof claims.email === 'string' ? claims.email : provider.kind === 'microsoft' && typeof claims.preferred_username === 'string' ? claims.preferred_username : null;
+  const subject = provider.kind === 'microsoft' ? `${String(claims.tid ?? '')}:${String(claims.oid ?? claims.sub)}` : String(claims.sub);
+  return { subject, email, emailVerified: claims.email_verified === true };
+}
+
+async function getJson(url: string, accessToken: string): Promise<unknown> {
+  const response = await fetch(url, {
+    headers: { authorization: `Bearer ${accessToken}`, accept: 'application/vnd.github+json, application/json', 'user-agent': 'svc' },
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (!response.ok) throw new AppError('INTERNAL', `The provider answered ${response.status} for the profile`);
+  return response.json();
+}
+
+/** GitHub: keyed by the numeric id; only addresses its email list marks verified count. */
+async function githubProfile(provider: Provider, accessToken: string): Promise<FederatedProfile> {
+  const user = (await getJson(provider.userinfoUrl!, accessToken)) as { id?: number };
+  if (typeof user.id !== 'number') throw new BadRequestError('The GitHub profile has no numeric id');
+  const emails = provider.emailsUrl ? ((await getJson(provider.emailsUrl, accessToken)) as { email: string; verified: boolean; primary: boolean }[]) : [];
+  const verified = emails.filter((e) => e.verified === true);
+  const chosen = verified.find((e) => e.primary) ?? verified[0];
+  return { subject: String(user.id), email: chosen?.email ?? null, emailVerified: chosen !== undefined };
+}
+
+async function userinfoProfile(provider: Provider, accessToken: string): Promise<FederatedProfile> {
+  if (!provider.userinfoUrl) throw new BadRequestError(`Provider ${provider.name} has no userinfo_url`);
+  const info = (await getJson(provider.userinfoUrl, accessToken)) as { sub?: string; id?: string | number; email?: string; email_verified?: boolean };
+  const subject = info.sub ?? (info.id !== undefined ? String(info.id) : undefined);
+  if (!subject) throw new BadRequestError('The profile has no subject');
+  return { subject, email: info.email ?? null, emailVerified: info.email_verified === true };
+}

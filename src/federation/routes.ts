@@ -1,0 +1,106 @@
+// /auth/oauth/{provider}/start|callback, and /auth/admin/federation (iam:admin) with secrets redacted.
+import { Router } from 'express';
+import { parse as parseCookies } from 'cookie';
+import type { Authenticator } from '../auth/middleware.js';
+import { ADMIN_SCOPE } from '../auth/principal.js';
+import { tokenResponse } from '../auth/service.js';
+import type { Settings } from '../config/settings.js';
+import { runCommand } from '../eventstore/command.js';
+import type { EventStore } from '../eventstore/store.js';
+import { requestMetadata } from '../http/context.js';
+import type { Clock } from '../kernel/clock.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors.js';
+import type { JsonObject } from '../kernel/json.js';
+import { STATE_TTL_SECONDS } from './oauthState.js';
+import { documentOf, providerDocumentSchema, redacted, REDACTED, resolveProvider } from './providers.js';
+import { federationStream, type FederationProviders } from './registry.js';
+import type { FederationService } from './service.js';
+
+const COOKIE = 'svc_oauth_binding';
+const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+export function federationRouter(deps: {
+  federation: FederationService;
+  providers: FederationProviders;
+  store: EventStore;
+  authenticator: Authenticator;
+  settings: Settings;
+  clock: Clock;
+}): Router {
+  const { federation, providers, store, authenticator, settings, clock } = deps;
+  const router = Router();
+  const secure = (settings.oauth.baseUrl ?? '').startsWith('https:');
+
+  router.get('/auth/oauth/:provider/start', async (req, res) => {
+    const name = String(req.params.provider);
+    const { location, binding } = await federation.start(name);
+    res.cookie(COOKIE, binding, { httpOnly: true, sameSite: 'lax', secure, maxAge: STATE_TTL_SECONDS * 1000, path: `/auth/oauth/${name}` });
+    res.redirect(302, location);
+  });
+
+  router.get('/auth/oauth/:provider/callback', async (req, res) => {
+    const name = String(req.params.provider);
+    const query = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1));
+    const binding = parseCookies(req.headers.cookie ?? '')[COOKIE];
+    const minted = await federation.callback(name, query, binding);
+    res.clearCookie(COOKIE, { path: `/auth/oauth/${name}` });
+    res.setHeader('Cache-Control', 'no-store');
+    if (settings.oauth.uiRedirectUrl) {
+      // The token travels in the URL: no Referer may carry it further.
+      res.setHeader('Referrer-Policy', 'no-referrer');
+      const target = new URL(settings.oauth.uiRedirectUrl);
+      target.searchParams.set('token', minted.token);
+      res.redirect(302, target.toString());
+      return;
+    }
+    res.json(tokenResponse(minted));
+  });
+
+  const admin = authenticator.require({ scope: ADMIN_SCOPE });
+  router.get('/auth/admin/federation', admin, (_req, res) => {
+    res.json(providers.list().map(redacted));
+  });
+  router.get('/auth/admin/federation/:name', admin, (req, res) => {
+    const provider = providers.get(String(req.params.name));
+    if (!provider) throw new NotFoundError(`No federation provider ${req.params.name}`);
+    res.json(redacted(provider));
+  });
+  router.put('/auth/admin/federation/:name', admin, async (req, res) => {
+    const name = String(req.params.name);
+    if (!NAME.test(name)) throw new BadRequestError('A provider name is lower-case letters, digits, - and _');
+    const body = providerDocumentSchema.parse(req.body ?? {});
+    if (body.metadata?.name !== undefined && body.metadata.name !== name) throw new BadRequestError('metadata.name differs from the path');
+    const document = documentOf(body as unknown as Record<string, unknown>, name);
+    // A redacted secret sent back unchanged keeps the stored one.
+    if (document.spec.client_secret === REDACTED) {
+      const previous = providers.get(name)?.document.spec.client_secret;
+      if (previous === undefined) throw new BadRequestError('client_secret is the redaction marker but no secret is stored');
+      document.spec = { ...document.spec, client_secret: previous };
+    }
+    const resolved = resolveProvider(name, document, 'admin', settings);
+    if (resolved.problems.length > 0) throw new BadRequestError(resolved.problems.join('; '));
+    const stream = federationStream(name);
+    await runCommand(store, {
+      streams: [stream],
+      decide: () => ({ events: { [stream]: [{ type: 'FederationProviderSaved', data: { name, document: document as unknown as JsonObject, at: clock.now().toISOString() } }] }, result: undefined }),
+      metadata: requestMetadata(req),
+    });
+    const saved = providers.get(name);
+    res.json(saved ? redacted(saved) : { metadata: { name }, skipped: `variables not set: ${resolved.missing.join(', ')}` });
+  });
+  router.delete('/auth/admin/federation/:name', admin, async (req, res) => {
+    const name = String(req.params.name);
+    if (!providers.isSaved(name)) {
+      if (providers.get(name)) throw new ConflictError(`Provider ${name} comes from the project files; remove its file instead`);
+      throw new NotFoundError(`No federation provider ${name}`);
+    }
+    const stream = federationStream(name);
+    await runCommand(store, {
+      streams: [stream],
+      decide: () => ({ events: { [stream]: [{ type: 'FederationProviderDeleted', data: { name, at: clock.now().toISOString() } }] }, result: undefined }),
+      metadata: requestMetadata(req),
+    });
+    res.status(204).end();
+  });
+  return router;
+}

@@ -1,0 +1,143 @@
+// gRPC-Web (and Connect, gRPC) at /grpc/svc.v1.Execution/RunWorkflow: run a workflow, stream its steps.
+import { create } from '@bufbuild/protobuf';
+import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
+import { expressConnectMiddleware } from '@connectrpc/connect-express';
+import type { RequestHandler } from 'express';
+import { Observable } from 'rxjs';
+import type { Authenticator } from '../auth/middleware.js';
+import type { RunExecutor } from '../engine/executor.js';
+import type { LogFollower } from '../eventstore/follow.js';
+import { isAppError, ValidationError, type ErrorCode } from '../kernel/errors.js';
+import { isJsonObject, rejectForbiddenKeys, type JsonObject } from '../kernel/json.js';
+import { compileValidator } from '../kernel/validation.js';
+import type { ModelRegistry } from '../models/registry.js';
+import type { Pool } from '../db/pool.js';
+import { ClientFrameMapper, type ClientFrame } from '../runs/clientFrames.js';
+import { runStream } from '../runs/events.js';
+import { runDescriptor } from '../runs/present.js';
+import { findRun } from '../runs/queries.js';
+import type { WorkflowRegistry } from '../workflows/registry.js';
+import { resolveSchema } from '../workflows/schemas.js';
+import { triggerPrincipalOf } from '../workflows/triggers.js';
+import { Execution, StepEventSchema, type RunWorkflowRequest, type StepEvent } from './gen/svc/v1/execution_pb.js';
+
+export const GRPC_PREFIX = '/grpc';
+
+export interface ExecutionDeps {
+  pool: Pool;
+  workflows: WorkflowRegistry;
+  models: ModelRegistry;
+  executor: RunExecutor;
+  follower: LogFollower;
+  authenticator: Authenticator;
+}
+
+const CONNECT_CODES: Partial<Record<ErrorCode, Code>> = {
+  UNAUTHENTICATED: Code.Unauthenticated,
+  PERMISSION_DENIED: Code.PermissionDenied,
+  NOT_FOUND: Code.NotFound,
+  BAD_REQUEST: Code.InvalidArgument,
+  VALIDATION_FAILED: Code.InvalidArgument,
+  CONFLICT: Code.Aborted,
+};
+
+export function grpcMiddleware(deps: ExecutionDeps): RequestHandler {
+  return expressConnectMiddleware({
+    requestPathPrefix: GRPC_PREFIX,
+    routes: (router: ConnectRouter) => router.service(Execution, { runWorkflow: (request, context) => runWorkflow(deps, request, context) }),
+  });
+}
+
+async function* runWorkflow(deps: ExecutionDeps, request: RunWorkflowRequest, context: HandlerContext): AsyncGenerator<StepEvent> {
+  const header = context.requestHeader.get('authorization') ?? '';
+  const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1] ?? (request.tokenFallback || undefined);
+  let runId: string;
+  let input: JsonObject;
+  try {
+    const workflow = deps.workflows.active(request.workflowName);
+    if (!workflow) throw new ConnectError(`Workflow ${request.workflowName} not found`, Code.NotFound);
+    const principal = await triggerPrincipalOf(workflow, token ? await deps.authenticator.principalOfToken(token, undefined) : undefined);
+    input = parsePayload(request.payloadJson);
+    const resolved = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', deps.models);
+    compileValidator<JsonObject>('schema' in resolved ? resolved.schema : { type: 'object' }).parse(input);
+    ({ runId } = await deps.executor.startRun({ workflow, input, principal, trigger: 'grpc' }, false));
+  } catch (error) {
+    throw toConnectError(error);
+  }
+  context.responseHeader.set('x-svc-run-id', runId);
+  const frames = new ClientFrameMapper(input);
+  const events = deps.follower.subscribeToStream(runStream(runId), 0);
+  for await (const frame of framesOf(events, frames, context.signal)) {
+    const data = frame.data;
+    const event = create(StepEventSchema, {
+      eventType: frame.event,
+      runId,
+      stepId: String(data.step_id ?? ''),
+      kind: String(data.kind ?? ''),
+      signal: String(data.signal ?? ''),
+      snapshotJson: data.snapshot === undefined ? '' : JSON.stringify(data.snapshot),
+      durationMs: Number(data.duration_ms ?? 0),
+      errorDetail: String(data.error_detail ?? ''),
+      outputJson: frame.event === 'done' ? JSON.stringify(data.output ?? null) : '',
+      message: String(data.message ?? ''),
+      details: String(data.details ?? ''),
+      runJson: frame.event === 'suspended' ? JSON.stringify(runDescriptorOrId(await findRun(deps.pool, runId), runId)) : '',
+    });
+    yield event;
+    if (frame.isLast) return;
+  }
+}
+
+function runDescriptorOrId(row: Awaited<ReturnType<typeof findRun>>, runId: string): JsonObject {
+  return row ? runDescriptor(row) : { id: runId };
+}
+
+/** An rxjs stream of journal events as an async iterator of client frames, ended by `signal`. */
+async function* framesOf(events: Observable<import('../eventstore/types.js').RecordedEvent>, mapper: ClientFrameMapper, signal: AbortSignal): AsyncGenerator<ClientFrame> {
+  const queue: ClientFrame[] = [];
+  let wake: (() => void) | undefined;
+  let failed: unknown;
+  const subscription = events.subscribe({
+    next: (event) => {
+      const frame = mapper.map(event);
+      if (frame) queue.push(frame);
+      wake?.();
+    },
+    error: (error: unknown) => {
+      failed = error;
+      wake?.();
+    },
+  });
+  const onAbort = () => wake?.();
+  signal.addEventListener('abort', onAbort);
+  try {
+    for (;;) {
+      while (queue.length > 0) yield queue.shift()!;
+      if (failed) throw failed;
+      if (signal.aborted) return;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    subscription.unsubscribe();
+  }
+}
+
+function parsePayload(text: string): JsonObject {
+  let value: unknown;
+  try {
+    value = text.trim() === '' ? {} : JSON.parse(text, rejectForbiddenKeys);
+  } catch (error) {
+    throw new ConnectError(`payload_json is not valid JSON: ${(error as Error).message}`, Code.InvalidArgument);
+  }
+  if (!isJsonObject(value)) throw new ValidationError([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
+  return value;
+}
+
+function toConnectError(error: unknown): ConnectError {
+  if (error instanceof ConnectError) return error;
+  if (error instanceof ValidationError) return new ConnectError(JSON.stringify({ detail: error.issues }), Code.InvalidArgument);
+  if (isAppError(error)) return new ConnectError(error.message, CONNECT_CODES[error.code] ?? Code.Internal);
+  return new ConnectError('Internal server error', Code.Internal);
+}

@@ -1,0 +1,42 @@
+// The express application: request ids and logs, JSON bodies, feature routers, the error map.
+import { randomUUID } from 'node:crypto';
+import express, { type Router } from 'express';
+import { pinoHttp } from 'pino-http';
+import { rejectForbiddenKeys } from '../kernel/json.js';
+import type { Logger } from '../kernel/logger.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+
+export interface AppOptions {
+  logger: Logger;
+  bodyLimitBytes: number;
+  routers: Router[];
+}
+
+const REQUEST_ID_PATTERN = /^[\w.\-:]{1,128}$/;
+
+export function createApp({ logger, bodyLimitBytes, routers }: AppOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'extended');
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (req, res) => {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
+      autoLogging: { ignore: (req) => req.url === '/health' },
+    }),
+  );
+  // strict: false: a well-formed JSON scalar or null reaches the route, whose validation answers 422 (not "Malformed JSON").
+  app.use(express.json({ strict: false, limit: bodyLimitBytes, reviver: rejectForbiddenKeys, type: ['application/json', 'application/*+json'] }));
+  app.use(express.urlencoded({ extended: false, limit: bodyLimitBytes }));
+  for (const router of routers) app.use(router);
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return app;
+}

@@ -1,0 +1,73 @@
+// The one map from errors to HTTP: status, body `{detail, code}`, 422 `{detail: [...]}`, never a stack.
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { AppError, NotFoundError, ValidationError, type ErrorCode } from '../kernel/errors.js';
+import { ForbiddenKeyError } from '../kernel/json.js';
+
+const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  BAD_REQUEST: 400,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  ALREADY_EXISTS: 409,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  VALIDATION_FAILED: 422,
+  INTERNAL: 500,
+  NOT_IMPLEMENTED: 501,
+  UNAVAILABLE: 503,
+};
+
+export interface ErrorBody {
+  detail: string;
+  code: ErrorCode;
+}
+
+/** Errors raised by body-parser carry `type`, `status` and `expose`. */
+interface BodyParserError extends Error {
+  type?: string;
+  status?: number;
+}
+
+export function statusOf(error: AppError): number {
+  return STATUS_BY_CODE[error.code];
+}
+
+/** Translates anything thrown into an AppError; unknown errors become INTERNAL without details. */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const parserError = error as BodyParserError;
+  if (parserError?.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'Request body too large');
+  if (parserError?.type === 'entity.parse.failed') {
+    const forbidden = /JSON key "([^"]+)" is not allowed/.exec(parserError.message);
+    return new AppError('BAD_REQUEST', forbidden ? `Request body may not contain the key "${forbidden[1]}"` : 'Malformed JSON body');
+  }
+  // The router marks a path parameter it cannot percent-decode with status 400: a client mistake.
+  if (error instanceof URIError && parserError.status === 400) return new AppError('BAD_REQUEST', 'Malformed percent-encoding in the URL path');
+  if (error instanceof ForbiddenKeyError) return new AppError('BAD_REQUEST', `Request body may not contain the key "${error.key}"`);
+  if (typeof parserError?.type === 'string' && typeof parserError.status === 'number' && parserError.status < 500) {
+    return new AppError('BAD_REQUEST', parserError.message);
+  }
+  return new AppError('INTERNAL', 'Internal server error', {}, { cause: error });
+}
+
+export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
+  const appError = toAppError(error);
+  const status = statusOf(appError);
+  if (status >= 500) req.log?.error({ err: appError.cause ?? appError }, 'request failed');
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+  if (appError instanceof ValidationError) {
+    res.status(422).json({ detail: appError.issues });
+    return;
+  }
+  const body: ErrorBody = { detail: appError.message, code: appError.code };
+  res.status(status).json(body);
+};
+
+export const notFoundHandler: RequestHandler = (req, _res, next) => {
+  next(new NotFoundError(`No route for ${req.method} ${req.path}`));
+};

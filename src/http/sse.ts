@@ -1,0 +1,56 @@
+// Server-Sent Events: headers, frames (`id`, `event`, `data`), heartbeat comments, clean close.
+import type { Request, Response } from 'express';
+
+export interface SseStream {
+  send(event: string, data: unknown, id?: number | string): boolean;
+  close(): void;
+  readonly closed: boolean;
+  /** Called once when the client goes away or the stream is closed. */
+  onClose(listener: () => void): void;
+}
+
+export function wantsEventStream(req: Request): boolean {
+  return (req.headers.accept ?? '').split(',').some((part) => part.trim().startsWith('text/event-stream'));
+}
+
+export function openEventStream(req: Request, res: Response, heartbeatMs = 15_000): SseStream {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache, no-transform');
+  res.setHeader('Connection', 'keep-alive');
+  // Proxies such as nginx must not buffer the stream.
+  res.setHeader('X-Accel-Buffering', 'no');
+  res.flushHeaders();
+  res.socket?.setNoDelay(true);
+  const listeners: (() => void)[] = [];
+  let closed = false;
+  const heartbeat = setInterval(() => {
+    if (!closed) res.write(': ping\n\n');
+  }, heartbeatMs);
+  const finish = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(heartbeat);
+    listeners.splice(0).forEach((listener) => listener());
+  };
+  req.on('close', finish);
+  res.on('close', finish);
+  return {
+    get closed() {
+      return closed;
+    },
+    send(event, data, id) {
+      if (closed) return false;
+      const lines = [...(id !== undefined ? [`id: ${id}`] : []), `event: ${event}`, ...JSON.stringify(data).split('\n').map((line) => `data: ${line}`)];
+      return res.write(`${lines.join('\n')}\n\n`);
+    },
+    close() {
+      if (!closed) res.end();
+      finish();
+    },
+    onClose(listener) {
+      if (closed) listener();
+      else listeners.push(listener);
+    },
+  };
+}

@@ -1,0 +1,71 @@
+// IAM events: users, roles, unique-value claims, bootstrap and token revocation (past tense, never renamed).
+import type { JsonObject } from '../kernel/json.js';
+
+type Event<Type extends string, Data extends JsonObject> = { type: Type; data: Data };
+
+export type UserCreated = Event<'UserCreated', {
+  userId: string;
+  email: string;
+  phoneNumber: string | null;
+  passwordHash: string | null;
+  tenant: string | null;
+  federatedProvider: string | null;
+  federatedSub: string | null;
+  at: string;
+}>;
+export type UserUpdated = Event<'UserUpdated', { userId: string; email?: string; phoneNumber?: string | null; at: string }>;
+export type PasswordChanged = Event<'PasswordChanged', { userId: string; passwordHash: string; at: string }>;
+export type UserDeactivated = Event<'UserDeactivated', { userId: string; at: string }>;
+export type UserReactivated = Event<'UserReactivated', { userId: string; at: string }>;
+export type UserDeleted = Event<'UserDeleted', { userId: string; at: string }>;
+export type RoleAssigned = Event<'RoleAssigned', { userId: string; roleId: string; at: string }>;
+export type RoleRevoked = Event<'RoleRevoked', { userId: string; roleId: string; at: string }>;
+/** A federated identity (provider + provider subject) now signs in as this existing user. */
+export type UserFederationLinked = Event<'UserFederationLinked', { userId: string; provider: string; subject: string; email: string; at: string }>;
+/** A successful sign-in (journaled for federated logins). */
+export type UserSignedIn = Event<'UserSignedIn', { userId: string; method: string; provider: string | null; at: string }>;
+/** Every token of the user issued before `at` (millisecond precision) is refused from now on. */
+export type UserSessionsEnded = Event<'UserSessionsEnded', { userId: string; at: string; reason: string }>;
+
+export type RoleCreated = Event<'RoleCreated', { roleId: string; name: string; description: string; at: string }>;
+export type RoleScopesChanged = Event<'RoleScopesChanged', {
+  roleId: string;
+  added: string[];
+  removed: string[];
+  scopes: string[];
+  at: string;
+}>;
+export type RoleDeleted = Event<'RoleDeleted', { roleId: string; at: string }>;
+
+/** A unique value (email, phone number, role name) taken by an owner, or given back. */
+export type UniqueValueClaimed = Event<'UniqueValueClaimed', { owner: string; at: string }>;
+export type UniqueValueReleased = Event<'UniqueValueReleased', { owner: string; at: string }>;
+
+export type BootstrapCompleted = Event<'BootstrapCompleted', { userId: string; roleId: string; at: string }>;
+export type TokenRevoked = Event<'TokenRevoked', { jti: string; userId: string; expiresAt: string | null; at: string }>;
+
+export type UserEvent =
+  | UserCreated
+  | UserUpdated
+  | PasswordChanged
+  | UserDeactivated
+  | UserReactivated
+  | UserDeleted
+  | RoleAssigned
+  | RoleRevoked
+  | UserFederationLinked
+  | UserSignedIn
+  | UserSessionsEnded;
+export type RoleEvent = RoleCreated | RoleScopesChanged | RoleDeleted;
+export type UniqueValueEvent = UniqueValueClaimed | UniqueValueReleased;
+
+export const userStream = (userId: string) => `user-${userId}`;
+export const roleStream = (roleId: string) => `role-${roleId}`;
+export const tokenStream = (jti: string) => `token-${jti}`;
+export const BOOTSTRAP_STREAM = 'iam-bootstrap';
+
+export type UniqueKind = 'email' | 'phone' | 'role-name';
+/** Emails are unique case-insensitively; the claim stream is named by the folded value. */
+export function uniqueStream(kind: UniqueKind, value: string): string {
+  return `unique-${kind}:${kind === 'email' ? value.toLowerCase() : value}`;
+}

@@ -1,0 +1,100 @@
+// IAM state folded from a stream's events: what deciders need to know, nothing more.
+import type { RoleEvent, UniqueValueEvent, UserEvent } from './events.js';
+
+export interface UserState {
+  exists: boolean;
+  isDeleted: boolean;
+  userId: string;
+  email: string;
+  phoneNumber: string | null;
+  hasPassword: boolean;
+  isActive: boolean;
+  tenant: string | null;
+  roleIds: string[];
+  /** `<provider> <subject>` once a federated identity signs in as this user. */
+  federatedIdentity: string | null;
+}
+
+export const initialUser: UserState = {
+  exists: false,
+  isDeleted: false,
+  userId: '',
+  email: '',
+  phoneNumber: null,
+  hasPassword: false,
+  isActive: false,
+  tenant: null,
+  roleIds: [],
+  federatedIdentity: null,
+};
+
+export function evolveUser(state: UserState, event: UserEvent): UserState {
+  switch (event.type) {
+    case 'UserCreated':
+      return {
+        ...state,
+        exists: true,
+        userId: event.data.userId,
+        email: event.data.email,
+        phoneNumber: event.data.phoneNumber,
+        hasPassword: event.data.passwordHash !== null,
+        isActive: true,
+        tenant: event.data.tenant,
+        federatedIdentity: event.data.federatedProvider !== null ? `${event.data.federatedProvider} ${event.data.federatedSub}` : null,
+      };
+    case 'UserUpdated':
+      return {
+        ...state,
+        email: event.data.email ?? state.email,
+        phoneNumber: event.data.phoneNumber !== undefined ? event.data.phoneNumber : state.phoneNumber,
+      };
+    case 'PasswordChanged':
+      return { ...state, hasPassword: true };
+    case 'UserDeactivated':
+      return { ...state, isActive: false };
+    case 'UserReactivated':
+      return { ...state, isActive: true };
+    case 'UserDeleted':
+      return { ...state, isDeleted: true, isActive: false, roleIds: [] };
+    case 'RoleAssigned':
+      return state.roleIds.includes(event.data.roleId) ? state : { ...state, roleIds: [...state.roleIds, event.data.roleId] };
+    case 'RoleRevoked':
+      return { ...state, roleIds: state.roleIds.filter((id) => id !== event.data.roleId) };
+    case 'UserFederationLinked':
+      return { ...state, federatedIdentity: `${event.data.provider} ${event.data.subject}` };
+    case 'UserSessionsEnded':
+    case 'UserSignedIn':
+      return state;
+  }
+}
+
+export interface RoleState {
+  exists: boolean;
+  isDeleted: boolean;
+  roleId: string;
+  name: string;
+  scopes: string[];
+}
+
+export const initialRole: RoleState = { exists: false, isDeleted: false, roleId: '', name: '', scopes: [] };
+
+export function evolveRole(state: RoleState, event: RoleEvent): RoleState {
+  switch (event.type) {
+    case 'RoleCreated':
+      return { ...state, exists: true, roleId: event.data.roleId, name: event.data.name };
+    case 'RoleScopesChanged':
+      return { ...state, scopes: event.data.scopes };
+    case 'RoleDeleted':
+      return { ...state, isDeleted: true };
+  }
+}
+
+/** Who holds a unique value now (null: free). */
+export function evolveUniqueOwner(owner: string | null, event: UniqueValueEvent): string | null {
+  switch (event.type) {
+    case 'UniqueValueClaimed':
+      return event.data.owner;
+    case 'UniqueValueReleased':
+      return event.data.owner === owner ? null : owner;
+  }
+}

@@ -1,0 +1,137 @@
+// /auth/admin users and roles (scope iam:admin): validate, command, answer the read model.
+import { Router, type Request } from 'express';
+import type { Pool } from '../db/pool.js';
+import type { Authenticator } from '../auth/middleware.js';
+import { ADMIN_SCOPE } from '../auth/principal.js';
+import type { AuthService } from '../auth/service.js';
+import { requestMetadata, uuidParam } from '../http/context.js';
+import { NotFoundError } from '../kernel/errors.js';
+import { compileValidator, integerParam } from '../kernel/validation.js';
+import type { IamCommands, UserChanges } from './handlers.js';
+import { checkPasswordPolicy, hashPassword } from './passwords.js';
+import { findRole, findUser, listRoles, listUsers } from './queries.js';
+
+const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] };
+const scopeList = { type: 'array', items: { type: 'string', maxLength: 200 }, maxItems: 500 };
+
+const createUserBody = compileValidator<{ email: string; password?: string; phone_number?: string | null; tenant?: string }>({
+  type: 'object',
+  properties: { email: { type: 'string', maxLength: 254 }, password: { type: 'string' }, phone_number: nullableString, tenant: { type: 'string' } },
+  required: ['email', 'password'],
+  additionalProperties: false,
+});
+const updateUserBody = compileValidator<{ email?: string; password?: string; is_active?: boolean; phone_number?: string | null }>({
+  type: 'object',
+  properties: { email: { type: 'string', maxLength: 254 }, password: { type: 'string' }, is_active: { type: 'boolean' }, phone_number: nullableString },
+  additionalProperties: false,
+});
+const createRoleBody = compileValidator<{ name: string; description?: string; scopes?: string[] }>({
+  type: 'object',
+  properties: { name: { type: 'string', maxLength: 200 }, description: { type: 'string', maxLength: 2000 }, scopes: scopeList },
+  required: ['name'],
+  additionalProperties: false,
+});
+const roleScopesBody = compileValidator<{ add?: string[]; remove?: string[] }>({
+  type: 'object',
+  properties: { add: scopeList, remove: scopeList },
+  additionalProperties: false,
+});
+const pageQuery = compileValidator<{ limit?: string; offset?: string }>(
+  { type: 'object', properties: { limit: {}, offset: {} }, additionalProperties: false },
+  'query',
+);
+
+export function iamAdminRouter(deps: { pool: Pool; commands: IamCommands; auth: AuthService; authenticator: Authenticator }): Router {
+  const { pool, commands, auth, authenticator } = deps;
+  const router = Router();
+  router.use('/auth/admin', authenticator.require({ scope: ADMIN_SCOPE }));
+
+  const userOr404 = async (id: string) => {
+    const user = await findUser(pool, id);
+    if (!user) throw new NotFoundError(`User ${id} not found`);
+    return user;
+  };
+  const roleOr404 = async (id: string) => {
+    const role = await findRole(pool, id);
+    if (!role) throw new NotFoundError(`Role ${id} not found`);
+    return role;
+  };
+  const userId = (req: Request) => uuidParam(req, 'user_id', 'User');
+  const roleId = (req: Request) => uuidParam(req, 'role_id', 'Role');
+
+  router.get('/auth/admin/users', async (req, res) => {
+    const query = pageQuery.parse(req.query);
+    res.json(await listUsers(pool, integerParam(query.limit, 'limit', 100, 1, 1000), integerParam(query.offset, 'offset', 0, 0, 1_000_000_000)));
+  });
+
+  router.post('/auth/admin/users', async (req, res) => {
+    const body = createUserBody.parse(req.body ?? {});
+    checkPasswordPolicy(body.password!);
+    const tenant = auth.tenantFor(body.tenant, req.principal!.tenant);
+    const id = await commands.createUser(
+      { email: body.email, phoneNumber: body.phone_number ?? null, passwordHash: await hashPassword(body.password!), tenant },
+      requestMetadata(req),
+    );
+    res.status(201).json(await userOr404(id));
+  });
+
+  router.get('/auth/admin/users/:user_id', async (req, res) => {
+    res.json(await userOr404(userId(req)));
+  });
+
+  router.patch('/auth/admin/users/:user_id', async (req, res) => {
+    const id = userId(req);
+    const body = updateUserBody.parse(req.body ?? {});
+    const changes: UserChanges = {};
+    if (body.email !== undefined) changes.email = body.email;
+    if (body.phone_number !== undefined) changes.phoneNumber = body.phone_number;
+    if (body.is_active !== undefined) changes.isActive = body.is_active;
+    if (body.password !== undefined) {
+      checkPasswordPolicy(body.password);
+      changes.passwordHash = await hashPassword(body.password);
+    }
+    await commands.updateUser(id, changes, requestMetadata(req));
+    res.json(await userOr404(id));
+  });
+
+  router.delete('/auth/admin/users/:user_id', async (req, res) => {
+    await commands.deleteUser(userId(req), requestMetadata(req));
+    res.status(204).end();
+  });
+
+  router.get('/auth/admin/roles', async (_req, res) => {
+    res.json(await listRoles(pool));
+  });
+
+  router.post('/auth/admin/roles', async (req, res) => {
+    const body = createRoleBody.parse(req.body ?? {});
+    const id = await commands.createRole({ name: body.name, description: body.description ?? '', scopes: body.scopes ?? [] }, requestMetadata(req));
+    res.status(201).json(await roleOr404(id));
+  });
+
+  router.delete('/auth/admin/roles/:role_id', async (req, res) => {
+    await commands.deleteRole(roleId(req), requestMetadata(req));
+    res.status(204).end();
+  });
+
+  router.patch('/auth/admin/roles/:role_id/scopes', async (req, res) => {
+    const id = roleId(req);
+    const body = roleScopesBody.parse(req.body ?? {});
+    await commands.changeRoleScopes(id, body.add ?? [], body.remove ?? [], requestMetadata(req));
+    res.json(await roleOr404(id));
+  });
+
+  router.post('/auth/admin/users/:user_id/roles/:role_id', async (req, res) => {
+    const [user, role] = [userId(req), roleId(req)];
+    await commands.assignRole(user, role, requestMetadata(req));
+    res.json(await userOr404(user));
+  });
+
+  router.delete('/auth/admin/users/:user_id/roles/:role_id', async (req, res) => {
+    const [user, role] = [userId(req), roleId(req)];
+    await commands.revokeRole(user, role, requestMetadata(req));
+    res.json(await userOr404(user));
+  });
+
+  return router;
+}

@@ -1,0 +1,108 @@
+// The one family of application errors: a stable string code and structured fields, no HTTP numbers.
+
+export type ErrorCode =
+  | 'UNAUTHENTICATED'
+  | 'PERMISSION_DENIED'
+  | 'NOT_FOUND'
+  | 'ALREADY_EXISTS'
+  | 'CONFLICT'
+  | 'BAD_REQUEST'
+  | 'VALIDATION_FAILED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'METHOD_NOT_ALLOWED'
+  | 'NOT_IMPLEMENTED'
+  | 'UNAVAILABLE'
+  | 'INTERNAL';
+
+/** One entry of a 422 `detail` array. */
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly fields: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, fields: Record<string, unknown> = {}, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.fields = fields;
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message = 'Not found', fields: Record<string, unknown> = {}) {
+    super('NOT_FOUND', message, fields);
+  }
+}
+
+export class BadRequestError extends AppError {
+  constructor(message: string, fields: Record<string, unknown> = {}) {
+    super('BAD_REQUEST', message, fields);
+  }
+}
+
+export class AlreadyExistsError extends AppError {
+  constructor(message: string, fields: Record<string, unknown> = {}) {
+    super('ALREADY_EXISTS', message, fields);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string, fields: Record<string, unknown> = {}) {
+    super('CONFLICT', message, fields);
+  }
+}
+
+export class UnauthenticatedError extends AppError {
+  constructor(message = 'Not authenticated') {
+    super('UNAUTHENTICATED', message);
+  }
+}
+
+export class PermissionDeniedError extends AppError {
+  constructor(message = 'Permission denied') {
+    super('PERMISSION_DENIED', message);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(message = 'Request body too large', fields: Record<string, unknown> = {}) {
+    super('PAYLOAD_TOO_LARGE', message, fields);
+  }
+}
+
+/** Request validation failure; rendered as 422 with the `detail` array. */
+export class ValidationError extends AppError {
+  readonly issues: readonly ValidationIssue[];
+
+  constructor(issues: ValidationIssue[]) {
+    super('VALIDATION_FAILED', issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; ') || 'Invalid request');
+    this.issues = issues;
+  }
+}
+
+/**
+ * A lost optimistic-concurrency race: the stream was not at the version the writer expected.
+ * Callers usually re-read and retry; unhandled, it answers 409.
+ */
+export class VersionConflictError extends AppError {
+  constructor(
+    readonly streamId: string,
+    readonly expectedVersion: number | 'any',
+    readonly actualVersion: number | null,
+  ) {
+    super('CONFLICT', `Stream ${streamId} is at version ${actualVersion ?? 'unknown'}, expected ${expectedVersion}`, {
+      streamId,
+      expectedVersion,
+      actualVersion,
+    });
+  }
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}

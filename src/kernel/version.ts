@@ -1,0 +1,6 @@
+// The service version, from package.json.
+import { readFileSync } from 'node:fs';
+
+export const SERVICE_VERSION: string = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;

@@ -1,0 +1,101 @@
+// /mcp: workflows exported as MCP tools (Streamable HTTP, stateless), run with the caller's identity.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Router } from 'express';
+import type { Authenticator } from '../auth/middleware.js';
+import { isAllowed, type Principal } from '../auth/principal.js';
+import type { RunExecutor } from '../engine/executor.js';
+import { publicView } from '../engine/template.js';
+import { PermissionDeniedError, ValidationError } from '../kernel/errors.js';
+import type { JsonObject } from '../kernel/json.js';
+import { isJsonObject } from '../kernel/json.js';
+import { compileValidator } from '../kernel/validation.js';
+import { SERVICE_VERSION } from '../kernel/version.js';
+import type { ModelRegistry } from '../models/registry.js';
+import type { WorkflowDefinition } from '../workflows/definition.js';
+import type { WorkflowRegistry } from '../workflows/registry.js';
+import { resolveSchema } from '../workflows/schemas.js';
+
+export const MCP_SCOPE = 'mcp:connect';
+
+export interface McpExportDeps {
+  workflows: WorkflowRegistry;
+  models: ModelRegistry;
+  executor: RunExecutor;
+  authenticator: Authenticator;
+  syncTimeoutMs: number;
+}
+
+const gateOf = (workflow: WorkflowDefinition) => ({
+  scope: workflow.requiredScope ?? undefined,
+  groups: workflow.requiredGroup ? [workflow.requiredGroup] : undefined,
+});
+
+export function mcpRouter(deps: McpExportDeps): Router {
+  const router = Router();
+  router.all('/mcp', async (req, res) => {
+    const principal = await deps.authenticator.principalOf(req);
+    if (!isAllowed(principal, { scope: MCP_SCOPE })) throw new PermissionDeniedError(`Permission denied: requires scope ${MCP_SCOPE}`);
+    const server = mcpServerFor(principal, deps);
+    // Stateless: one server and transport per request, nothing shared between callers.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  });
+  return router;
+}
+
+function exported(principal: Principal, deps: McpExportDeps): WorkflowDefinition[] {
+  return deps.workflows.activeAll().filter((w) => w.trigger.mcpEnabled && isAllowed(principal, gateOf(w)));
+}
+
+function mcpServerFor(principal: Principal, deps: McpExportDeps): Server {
+  const server = new Server({ name: 'svc', version: SERVICE_VERSION }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: exported(principal, deps).map((workflow) => {
+      const resolved = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', deps.models);
+      const schema = 'schema' in resolved ? resolved.schema : { type: 'object' };
+      return { name: workflow.name, description: workflow.description ?? workflow.name, inputSchema: { ...schema, type: 'object' as const } };
+    }),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const workflow = exported(principal, deps).find((w) => w.name === request.params.name);
+    if (!workflow) return errorResult(`No tool named ${request.params.name}`);
+    const input = request.params.arguments ?? {};
+    const resolved = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', deps.models);
+    try {
+      if (!isJsonObject(input)) throw new ValidationError([{ loc: ['arguments'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
+      compileValidator<JsonObject>('schema' in resolved ? resolved.schema : { type: 'object' }).parse(input);
+    } catch (error) {
+      if (error instanceof ValidationError) return errorResult('The arguments do not match the input schema', { detail: error.issues as unknown as JsonObject[] });
+      throw error;
+    }
+    const runPrincipal = { user_id: principal.userId, groups: principal.groups, scopes: principal.scopes, tenant: principal.tenant ?? null };
+    const { runId, finished, durable } = await deps.executor.startRun({ workflow, input: input as JsonObject, principal: runPrincipal, trigger: 'mcp' }, false);
+    let timer: NodeJS.Timeout | undefined;
+    const state = await Promise.race([finished, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), deps.syncTimeoutMs)))]);
+    clearTimeout(timer);
+    if (!state || !['completed', 'failed', 'aborted'].includes(state.status)) {
+      await durable;
+      const pending = { run_id: runId, status: state?.status ?? 'running', approval: state?.approval ?? null, body: null };
+      return { content: [{ type: 'text', text: JSON.stringify(pending) }], structuredContent: pending };
+    }
+    if (state.status !== 'completed') {
+      const failed = { run_id: runId, status: state.status, body: null, error: state.error ?? { message: 'The run was aborted', details: '' } };
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify(failed) }], structuredContent: failed };
+    }
+    const body = state.output ?? publicView(state.context);
+    const result = { run_id: runId, status: state.status, body };
+    return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+  });
+  return server;
+}
+
+function errorResult(message: string, extra: JsonObject = {}): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ message, ...extra }) }] };
+}

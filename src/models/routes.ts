@@ -1,0 +1,129 @@
+// Opt-in CRUD under /models/{model}/: only the operations a model lists, behind its scopes and groups.
+import { Router, type Request } from 'express';
+import type { Pool } from '../db/pool.js';
+import type { Authenticator } from '../auth/middleware.js';
+import { isAllowed, type AccessRule } from '../auth/principal.js';
+import { requestMetadata } from '../http/context.js';
+import type { Clock } from '../kernel/clock.js';
+import { BadRequestError, NotFoundError, PermissionDeniedError } from '../kernel/errors.js';
+import type { JsonObject } from '../kernel/json.js';
+import { compileValidator, integerParam } from '../kernel/validation.js';
+import type { CrudOperation, ModelDefinition } from './definition.js';
+import { findRecord, includeRelations, listRecords, type ResolvedRelation } from './queries.js';
+import type { RecordCommands } from './records.js';
+import type { ModelRegistry } from './registry.js';
+import { compileModelValidators, type ModelValidators } from './schemas.js';
+
+const listQuery = compileValidator<{ limit?: string; offset?: string; include?: string; filter?: Record<string, string> }>(
+  {
+    type: 'object',
+    properties: {
+      limit: {},
+      offset: {},
+      include: { type: 'string', maxLength: 500 },
+      filter: { type: 'object', additionalProperties: { type: 'string', maxLength: 1000 } },
+    },
+    additionalProperties: false,
+  },
+  'query',
+);
+const readQuery = compileValidator<{ include?: string }>(
+  { type: 'object', properties: { include: { type: 'string', maxLength: 500 } }, additionalProperties: false },
+  'query',
+);
+
+export interface ModelCrudDeps {
+  pool: Pool;
+  registry: ModelRegistry;
+  records: RecordCommands;
+  authenticator: Authenticator;
+  clock: Clock;
+}
+
+export function accessRule(model: ModelDefinition, operation: CrudOperation): AccessRule {
+  const { access } = model;
+  if (operation === 'list' || operation === 'read') return { scope: access.readScope, groups: access.readGroups };
+  if (operation === 'delete') return { scope: access.deleteScope, groups: access.deleteGroups };
+  return { scope: access.writeScope, groups: access.writeGroups };
+}
+
+export function modelCrudRouter(deps: ModelCrudDeps): Router {
+  const { pool, registry, records, authenticator, clock } = deps;
+  const router = Router();
+  const validators = new WeakMap<ModelDefinition, ModelValidators>();
+  const validatorsOf = (model: ModelDefinition) => {
+    let compiled = validators.get(model);
+    if (!compiled) validators.set(model, (compiled = compileModelValidators(model)));
+    return compiled;
+  };
+
+  /** The serving version, if it exposes the operation (else the route is absent: 404), and the caller may use it. */
+  async function authorize(req: Request, operation: CrudOperation): Promise<ModelDefinition> {
+    const model = registry.activeBySlug(String(req.params.model));
+    if (!model || !model.crud.includes(operation)) throw new NotFoundError(`No route for ${req.method} ${req.path}`);
+    const principal = await authenticator.principalOf(req);
+    if (!isAllowed(principal, accessRule(model, operation))) throw new PermissionDeniedError(`Permission denied: ${operation} on ${model.slug}`);
+    return model;
+  }
+
+  async function relationsFor(req: Request, model: ModelDefinition, include: string | undefined): Promise<ResolvedRelation[]> {
+    if (!include) return [];
+    const principal = await authenticator.principalOf(req);
+    return [...new Set(include.split(',').map((s) => s.trim()).filter(Boolean))].map((name) => {
+      const relation = model.relations.find((r) => r.name === name);
+      if (!relation) throw new BadRequestError(`include: ${model.name} has no relation ${name}`);
+      const target = registry.active(relation.model);
+      if (!target) throw new BadRequestError(`include: ${relation.model} is not enabled`);
+      // Embedding a record is reading it: the caller needs the target's read access too.
+      if (!isAllowed(principal, accessRule(target, 'read'))) throw new PermissionDeniedError(`Permission denied: read on ${target.slug}`);
+      return { relation, target };
+    });
+  }
+
+  const tenantOf = (req: Request) => req.principal?.tenant ?? null;
+  const context = (req: Request) => ({ tenant: tenantOf(req), at: clock.now().toISOString(), metadata: requestMetadata(req) });
+
+  router.get('/models/:model', async (req, res) => {
+    const model = await authorize(req, 'list');
+    const query = listQuery.parse(req.query);
+    const page = { limit: integerParam(query.limit, 'limit', 100, 1, 1000), offset: integerParam(query.offset, 'offset', 0, 0, 1_000_000_000) };
+    const rows = await listRecords(pool, model, { ...page, filters: query.filter ?? {} }, tenantOf(req));
+    await includeRelations(pool, model, rows, await relationsFor(req, model, query.include), tenantOf(req));
+    res.json(rows);
+  });
+
+  router.post('/models/:model', async (req, res) => {
+    const model = await authorize(req, 'create');
+    const values = validatorsOf(model).create.parse(req.body ?? {}) as JsonObject;
+    const id = await records.create(model, values, context(req));
+    res.status(201).json(await findRecord(pool, model, id, tenantOf(req)));
+  });
+
+  router.get('/models/:model/:id', async (req, res) => {
+    const model = await authorize(req, 'read');
+    const query = readQuery.parse(req.query);
+    const record = await findRecord(pool, model, String(req.params.id), tenantOf(req));
+    if (!record) throw new NotFoundError(`${model.name} ${req.params.id} not found`);
+    await includeRelations(pool, model, [record], await relationsFor(req, model, query.include), tenantOf(req));
+    res.json(record);
+  });
+
+  router.patch('/models/:model/:id', async (req, res) => {
+    const model = await authorize(req, 'update');
+    const changes = validatorsOf(model).update.parse(req.body ?? {}) as JsonObject;
+    const id = String(req.params.id);
+    if (!(await findRecord(pool, model, id, tenantOf(req)))) throw new NotFoundError(`${model.name} ${id} not found`);
+    if (Object.keys(changes).length > 0) await records.update(model, id, changes, context(req));
+    res.json(await findRecord(pool, model, id, tenantOf(req)));
+  });
+
+  router.delete('/models/:model/:id', async (req, res) => {
+    const model = await authorize(req, 'delete');
+    const id = String(req.params.id);
+    if (!(await findRecord(pool, model, id, tenantOf(req)))) throw new NotFoundError(`${model.name} ${id} not found`);
+    await records.delete(model, id, context(req));
+    res.status(204).end();
+  });
+
+  return router;
+}

@@ -1,0 +1,132 @@
+// Shared OpenAPI components: the bearer scheme and the shapes every family answers with.
+import type { OpenAPIV3_1 } from 'openapi-types';
+import { anyObject, bool, int, object, ref, str, strings, uuid } from './builders.js';
+
+export const components: OpenAPIV3_1.ComponentsObject = {
+  securitySchemes: {
+    bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An EdDSA JWT from /auth/token, /auth/bootstrap or /auth/refresh' },
+  },
+  schemas: {
+    Error: object(
+      {
+        detail: str,
+        code: { type: 'string', enum: ['UNAUTHENTICATED', 'PERMISSION_DENIED', 'NOT_FOUND', 'ALREADY_EXISTS', 'CONFLICT', 'BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'METHOD_NOT_ALLOWED', 'NOT_IMPLEMENTED', 'UNAVAILABLE', 'INTERNAL'] },
+      },
+      ['detail', 'code'],
+    ),
+    ValidationError: object(
+      { detail: { type: 'array', items: object({ loc: { type: 'array', items: { type: ['string', 'integer'] } }, msg: str, type: str }, ['loc', 'msg', 'type']) } },
+      ['detail'],
+    ),
+    WorkflowError: object(
+      {
+        success: { type: 'boolean', const: false },
+        status_code: int,
+        data: { type: ['object', 'null'] },
+        error: object({ message: str, details: str }, ['message', 'details']),
+      },
+      ['success', 'status_code', 'data', 'error'],
+    ),
+    TokenResponse: object({ access_token: str, token_type: { type: 'string', const: 'bearer' }, expires_in: int }, ['access_token', 'token_type', 'expires_in']),
+    Identity: object({ user_id: str, groups: strings, scopes: strings, tenant: str }, ['user_id', 'groups', 'scopes']),
+    User: object(
+      {
+        id: uuid,
+        email: str,
+        phone_number: { type: ['string', 'null'] },
+        is_active: bool,
+        has_password: bool,
+        tenant: { type: ['string', 'null'] },
+        federated_provider: { type: ['string', 'null'] },
+        federated_sub: { type: ['string', 'null'] },
+        roles: { type: 'array', items: object({ id: uuid, name: str }) },
+        created_at: { type: 'string', format: 'date-time' },
+        updated_at: { type: 'string', format: 'date-time' },
+      },
+      ['id', 'email', 'is_active'],
+    ),
+    Role: object({ id: uuid, name: str, description: str, scopes: strings, created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' } }, ['id', 'name', 'scopes']),
+    Run: object(
+      {
+        id: uuid,
+        workflow: str,
+        schema_version: str,
+        status: { type: 'string', enum: ['queued', 'running', 'waiting_human', 'waiting_approval', 'paused', 'completed', 'failed', 'aborted'] },
+        input: anyObject,
+        output: {},
+        error: { type: ['object', 'null'] },
+        current_step: { type: ['string', 'null'] },
+        created_at: { type: 'string', format: 'date-time' },
+        updated_at: { type: 'string', format: 'date-time' },
+        status_url: str,
+        events_url: str,
+        approval: {
+          oneOf: [{ type: 'null' }, object({ approval_id: uuid, kind: str, title: str, form: {}, decide_url: str }, ['approval_id', 'decide_url'])],
+        },
+      },
+      ['id', 'workflow', 'status', 'status_url', 'events_url'],
+    ),
+    RunEvent: object(
+      { run_id: uuid, seq: int, ts: { type: 'string', format: 'date-time' }, type: str, agent_id: str, engine: str, payload: anyObject },
+      ['run_id', 'seq', 'ts', 'type', 'agent_id', 'engine', 'payload'],
+    ),
+    Approval: object(
+      {
+        approval_id: uuid,
+        run_id: uuid,
+        step_id: str,
+        kind: { type: 'string', enum: ['human', 'tool'] },
+        workflow: str,
+        title: str,
+        instruction: { type: ['string', 'null'] },
+        form: {},
+        display: anyObject,
+        required_group: { type: ['string', 'null'] },
+        status: { type: 'string', enum: ['pending', 'decided', 'expired'] },
+        decision: { type: ['string', 'null'] },
+        decided_by: { type: ['string', 'null'] },
+        decide_url: str,
+      },
+      ['approval_id', 'run_id', 'step_id', 'kind', 'status'],
+    ),
+    Decision: object(
+      {
+        decision: { type: 'string', enum: ['approve', 'reject', 'edit'] },
+        values: anyObject,
+        comment: str,
+        edited_args: anyObject,
+      },
+      ['decision'],
+    ),
+    Artifact: object(
+      {
+        name: str,
+        version: str,
+        type: { type: 'string', enum: ['prompt', 'steering', 'skill', 'guardrail', 'hook', 'mcp'] },
+        source: { type: 'string', enum: ['project', 'upload'] },
+        description: { type: ['string', 'null'] },
+        hash: str,
+        created_at: { type: ['string', 'null'] },
+        content: {},
+      },
+      ['name', 'version', 'type', 'hash', 'content'],
+    ),
+    VersionToggle: object({ name: str, schema_version: str, enabled: bool }, ['name', 'schema_version', 'enabled']),
+    VersionFork: object({ name: str, source_version: str, new_version: str, file: str }, ['name', 'source_version', 'new_version', 'file']),
+    WorkflowManifest: object(
+      {
+        name: str,
+        trigger_path: str,
+        trigger_method: str,
+        public: bool,
+        has_slow_steps: bool,
+        slow_kinds_present: strings,
+        steps: { type: 'array', items: object({ id: str, kind: str }, ['id', 'kind']) },
+      },
+      ['name', 'trigger_path', 'trigger_method', 'public', 'has_slow_steps', 'slow_kinds_present', 'steps'],
+    ),
+    Health: object({ status: { type: 'string', enum: ['ok', 'degraded'] }, database: str, uptime_s: int, version: str }, ['status', 'database']),
+  },
+};
+
+export const runRef = ref('Run');

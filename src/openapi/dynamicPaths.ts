@@ -1,0 +1,120 @@
+// Paths that follow the project: each enabled workflow's trigger and each opted-in model's CRUD.
+import type { OpenAPIV3_1 } from 'openapi-types';
+import type { ModelDefinition } from '../models/definition.js';
+import type { ModelRegistry } from '../models/registry.js';
+import { variantSchema, type Variant } from '../models/schemas.js';
+import type { WorkflowDefinition } from '../workflows/definition.js';
+import type { WorkflowRegistry } from '../workflows/registry.js';
+import { resolveSchema } from '../workflows/schemas.js';
+import { ERRORS, operation, ref, type Operation, type PathItem, type Schema } from './builders.js';
+
+type Schemas = Record<string, Schema>;
+
+const envelope = (description: string): OpenAPIV3_1.ResponseObject => ({ description, content: { 'application/json': { schema: ref('WorkflowError') } } });
+
+function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, schemas: Schemas, generic: boolean): Operation {
+  const input = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', models);
+  const output = workflow.trigger.responseSchema !== null ? resolveSchema(workflow, workflow.trigger.responseSchema, 'response', models) : undefined;
+  const inputName = `${workflow.name}.input`;
+  schemas[inputName] = 'schema' in input ? input.schema : { type: 'object' };
+  if (output && 'schema' in output) schemas[`${workflow.name}.output`] = output.schema;
+  const gated = workflow.requiredScope !== null || workflow.requiredGroup !== null;
+  const isPublic = workflow.trigger.isPublic && !gated;
+  const gates = [workflow.requiredScope && `scope \`${workflow.requiredScope}\``, workflow.requiredGroup && `group \`${workflow.requiredGroup}\``].filter(Boolean).join(' and ');
+  const op = operation({
+    operationId: generic ? `run_${workflow.name}` : `trigger_${workflow.name}`,
+    summary: workflow.description ?? `Run ${workflow.name}`,
+    description: [
+      `Runs workflow \`${workflow.name}\` (${workflow.version}). Answers 201 with the output (header \`X-Svc-Run-Id\`), or 202 with the run when it waits for a human or runs longer than the sync timeout; \`?wait=false\` answers 202 at once. \`Accept: text/event-stream\` streams step events.`,
+      gates ? `Requires ${gates} (or \`iam:admin\`).` : undefined,
+    ].filter(Boolean).join('\n\n'),
+    tags: ['Workflows'],
+    isPublic,
+    body: ref(inputName),
+    query: [{ name: 'wait', schema: { type: 'boolean' }, description: 'false: answer 202 at once' }],
+    ok: { status: 201, description: 'The run completed: its output', schema: output && 'schema' in output ? ref(`${workflow.name}.output`) : {} },
+    errors: gated ? [403] : [],
+    extraResponses: {
+      202: { description: 'The run is waiting or still running', content: { 'application/json': { schema: ref('Run') } } },
+      400: envelope('The run ended through an error route'),
+      405: { description: 'Wrong method for this trigger path' },
+      413: ERRORS[413],
+      500: envelope('The run failed'),
+    },
+  });
+  return op;
+}
+
+export function workflowPaths(workflows: WorkflowRegistry, models: ModelRegistry, schemas: Schemas): Record<string, PathItem> {
+  const paths: Record<string, PathItem> = {};
+  for (const workflow of workflows.activeAll()) {
+    if (workflow.trigger.path) {
+      const method = workflow.trigger.method.toLowerCase() as keyof PathItem;
+      paths[workflow.trigger.path] = { ...(paths[workflow.trigger.path] ?? {}), [method]: triggerOperation(workflow, models, schemas, false) };
+    }
+    paths[`/api/workflows/${workflow.name}/runs`] = { post: triggerOperation(workflow, models, schemas, true) };
+  }
+  return paths;
+}
+
+export function modelPaths(registry: ModelRegistry, schemas: Schemas): Record<string, PathItem> {
+  const paths: Record<string, PathItem> = {};
+  for (const name of registry.names()) {
+    const model = registry.active(name);
+    if (!model || model.crud.length === 0) continue;
+    for (const variant of ['create', 'read', 'update'] as Variant[]) {
+      const { title: _title, ...schema } = variantSchema(model, variant);
+      schemas[`${model.name}.${variant}`] = schema as Schema;
+    }
+    Object.assign(paths, crudPaths(model));
+  }
+  return paths;
+}
+
+function crudPaths(model: ModelDefinition): Record<string, PathItem> {
+  const tags = [`Model ${model.name}`];
+  const { access, crud } = model;
+  const read = ref(`${model.name}.read`);
+  const include = { name: 'include', schema: { type: 'string' as const }, description: `Comma-joined relations: ${model.relations.map((r) => r.name).join(', ') || 'none'}` };
+  const collection: PathItem = {};
+  const item: PathItem = {};
+  if (crud.includes('list')) {
+    collection.get = operation({
+      operationId: `list_${model.slug}`, summary: `List ${model.name} records`, tags, scope: access.readScope,
+      query: [
+        { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+        { name: 'offset', schema: { type: 'integer', minimum: 0, default: 0 } },
+        include,
+      ],
+      ok: { status: 200, description: 'Records', schema: { type: 'array', items: read } },
+      errors: [400, 403, 422],
+    });
+    // filter[field]=value, one parameter per filterable field.
+    collection.get.parameters = [
+      ...(collection.get.parameters ?? []),
+      {
+        name: 'filter',
+        in: 'query',
+        style: 'deepObject',
+        explode: true,
+        schema: { type: 'object', properties: Object.fromEntries(model.fields.filter((f) => f.filterable).map((f) => [f.name, { type: 'string' }])) },
+      } as unknown as OpenAPIV3_1.ParameterObject,
+    ];
+  }
+  if (crud.includes('create')) {
+    collection.post = operation({ operationId: `create_${model.slug}`, summary: `Create a ${model.name}`, tags, scope: access.writeScope, body: ref(`${model.name}.create`), ok: { status: 201, description: 'The record', schema: read }, errors: [400, 403] });
+  }
+  if (crud.includes('read')) {
+    item.get = operation({ operationId: `read_${model.slug}`, summary: `Read a ${model.name}`, tags, scope: access.readScope, path: ['id'], query: [include], ok: { status: 200, description: 'The record', schema: read }, errors: [400, 403, 404] });
+  }
+  if (crud.includes('update')) {
+    item.patch = operation({ operationId: `update_${model.slug}`, summary: `Update a ${model.name} (only the fields sent change)`, tags, scope: access.writeScope, path: ['id'], body: ref(`${model.name}.update`), ok: { status: 200, description: 'The record', schema: read }, errors: [403, 404] });
+  }
+  if (crud.includes('delete')) {
+    item.delete = operation({ operationId: `delete_${model.slug}`, summary: `Delete a ${model.name}`, tags, scope: access.deleteScope, path: ['id'], ok: { status: 204, description: 'Deleted' }, errors: [403, 404] });
+  }
+  return {
+    ...(Object.keys(collection).length ? { [`/models/${model.slug}/`]: collection } : {}),
+    ...(Object.keys(item).length ? { [`/models/${model.slug}/{id}`]: item } : {}),
+  };
+}

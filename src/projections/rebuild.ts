@@ -1,0 +1,181 @@
+// Rebuilding a read model from the log: replay into a shadow table, catch up under lock, swap.
+import type { Pool, PoolClient } from '../db/pool.js';
+import { selectCommittedOutsideSnapshot, selectEventsByPosition } from '../eventstore/sql.js';
+import type { RecordedEvent } from '../eventstore/types.js';
+import { RowFold } from './fold.js';
+import { applyToTable, LIVE_SCHEMA, type ProjectionRegistry } from './registry.js';
+import { deleteRows, loadRows, quoteIdent, readTableShape, upsertRows, type TableShape } from './tableSql.js';
+import type { RowProjection } from './types.js';
+
+const SHADOW_SCHEMA = 'svc_rebuild';
+const PAGE_SIZE = 5000;
+/** Rows held in memory before they are written to the shadow table. */
+const MAX_HELD_ROWS = 200_000;
+const WRITE_CHUNK = 5000;
+
+export interface RebuildProgress {
+  projection: string;
+  applied: number;
+  total: number;
+}
+
+export interface RebuildResult {
+  projection: string;
+  version: number;
+  events: number;
+  rows: number;
+  durationMs: number;
+}
+
+export interface RebuildOptions {
+  onProgress?: (progress: RebuildProgress) => void;
+  /** Skip when the table already is at the projection's version (checked under the lock). */
+  onlyIfStale?: boolean;
+}
+
+/**
+ * Replays every event the projection handles, in global_position order, into a copy of its table,
+ * then swaps the copy in. Reads of the live table go on until the swap, which holds an exclusive
+ * lock only while it applies the few events committed since the replay's snapshot.
+ */
+export async function rebuildProjection(
+  pool: Pool,
+  registry: ProjectionRegistry,
+  projection: RowProjection,
+  options: RebuildOptions = {},
+): Promise<RebuildResult | undefined> {
+  const started = Date.now();
+  const lockClient = await pool.connect();
+  try {
+    // One rebuild of a projection at a time, across processes.
+    await lockClient.query('SELECT pg_advisory_lock(hashtext($1))', [`svc.projection:${projection.name}`]);
+    if (options.onlyIfStale) {
+      const { rows } = await lockClient.query<{ version: number }>('SELECT version FROM projection_state WHERE name = $1', [projection.name]);
+      if (rows[0]?.version === projection.version) return undefined;
+    }
+    const shadow = await createShadowTable(lockClient, projection);
+    const replayed = await replay(pool, lockClient, projection, shadow, options);
+    const applied = replayed.applied + (await swapIn(pool, registry, projection, shadow, replayed.snapshot, replayed.applied));
+    options.onProgress?.({ projection: projection.name, applied, total: applied });
+    const { rows } = await pool.query<{ n: number }>(`SELECT count(*) AS n FROM ${quoteIdent(LIVE_SCHEMA)}.${quoteIdent(projection.table)}`);
+    return { projection: projection.name, version: projection.version, events: applied, rows: rows[0]?.n ?? 0, durationMs: Date.now() - started };
+  } finally {
+    await lockClient.query('SELECT pg_advisory_unlock(hashtext($1))', [`svc.projection:${projection.name}`]).catch(() => undefined);
+    lockClient.release();
+  }
+}
+
+/**
+ * Folds every event one snapshot sees, in global_position order (stream order within a stream), into
+ * the shadow table through `writer`; answers the snapshot so the swap can apply what it did not see.
+ */
+async function replay(
+  pool: Pool,
+  writer: PoolClient,
+  projection: RowProjection,
+  shadow: TableShape,
+  options: RebuildOptions,
+): Promise<{ snapshot: string; applied: number }> {
+  const eventTypes = projection.eventTypes;
+  const reader = await pool.connect();
+  try {
+    await reader.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const { rows } = await reader.query<{ snapshot: string; total: number }>(
+      'SELECT pg_current_snapshot()::text AS snapshot, count(*) AS total FROM events WHERE type = ANY($1::text[])',
+      [eventTypes],
+    );
+    const { snapshot, total } = rows[0]!;
+    const fold = new RowFold(projection);
+    let after = 0;
+    let applied = 0;
+    let wroteBefore = false;
+    let next = readPage(reader, after, eventTypes);
+    for (;;) {
+      const page = await next;
+      if (page.length === 0) break;
+      after = page.at(-1)!.globalPosition;
+      // Ask for the next page before folding this one: Postgres reads it while this process folds.
+      if (page.length === PAGE_SIZE) next = readPage(reader, after, eventTypes);
+      const unknown = fold.unknownKeys(page);
+      // Until something was written the shadow table is empty: no need to ask it.
+      fold.seed(unknown, wroteBefore ? await loadRows(writer, shadow, unknown, false) : []);
+      for (const event of page) fold.apply(event);
+      applied += page.length;
+      options.onProgress?.({ projection: projection.name, applied, total: Math.max(total, applied) });
+      if (fold.size > MAX_HELD_ROWS) {
+        await writeChanges(writer, shadow, fold);
+        fold.clear();
+        wroteBefore = true;
+      }
+      if (page.length < PAGE_SIZE) break;
+    }
+    await reader.query('COMMIT');
+    await writeChanges(writer, shadow, fold);
+    return { snapshot, applied };
+  } catch (error) {
+    await reader.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    reader.release();
+  }
+}
+
+/** A page read ahead; its failure surfaces where it is awaited, never as an unhandled rejection. */
+function readPage(reader: PoolClient, after: number, eventTypes: readonly string[]): Promise<RecordedEvent[]> {
+  const page = selectEventsByPosition(reader, after, PAGE_SIZE, { eventTypes });
+  page.catch(() => undefined);
+  return page;
+}
+
+async function createShadowTable(client: PoolClient, projection: RowProjection): Promise<TableShape> {
+  const table = quoteIdent(projection.table);
+  await client.query(`DROP TABLE IF EXISTS ${quoteIdent(SHADOW_SCHEMA)}.${table}`);
+  await client.query(`CREATE TABLE ${quoteIdent(SHADOW_SCHEMA)}.${table} (LIKE ${quoteIdent(LIVE_SCHEMA)}.${table} INCLUDING ALL)`);
+  return readTableShape(client, SHADOW_SCHEMA, projection.table, projection.key);
+}
+
+async function writeChanges(writer: PoolClient, shadow: TableShape, fold: RowFold): Promise<void> {
+  const { upserts, deletes } = fold.takeChanges();
+  for (let i = 0; i < upserts.length; i += WRITE_CHUNK) await upsertRows(writer, shadow, upserts.slice(i, i + WRITE_CHUNK));
+  for (let i = 0; i < deletes.length; i += WRITE_CHUNK) await deleteRows(writer, shadow, deletes.slice(i, i + WRITE_CHUNK));
+}
+
+/**
+ * Under an exclusive lock on the live table, applies what the replay's snapshot did not see
+ * (writers that touched the live table before the lock have committed by now; later ones wait and
+ * then write to the swapped-in table), then replaces the live table in the same transaction.
+ */
+async function swapIn(
+  pool: Pool,
+  registry: ProjectionRegistry,
+  projection: RowProjection,
+  shadow: TableShape,
+  replayedSnapshot: string,
+  replayedCount: number,
+): Promise<number> {
+  const client = await pool.connect();
+  const live = `${quoteIdent(LIVE_SCHEMA)}.${quoteIdent(projection.table)}`;
+  try {
+    await client.query('BEGIN');
+    await client.query(`LOCK TABLE ${live} IN ACCESS EXCLUSIVE MODE`);
+    // Every event not yet replayed belongs to a transaction the replay's snapshot did not see.
+    const late = await selectCommittedOutsideSnapshot(client, replayedSnapshot, { eventTypes: projection.eventTypes });
+    if (late.length > 0) await applyToTable(client, projection, shadow, late);
+    await client.query(`DROP TABLE ${live}`);
+    await client.query(`ALTER TABLE ${shadow.qualified} SET SCHEMA ${quoteIdent(LIVE_SCHEMA)}`);
+    await client.query(
+      `INSERT INTO projection_state (name, version, rebuilt_at, events_applied) VALUES ($1, $2, now(), $3)
+       ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, rebuilt_at = EXCLUDED.rebuilt_at,
+         events_applied = EXCLUDED.events_applied`,
+      [projection.name, projection.version, replayedCount + late.length],
+    );
+    await client.query('COMMIT');
+    registry.forgetShapes();
+    return late.length;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

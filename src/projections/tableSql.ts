@@ -1,0 +1,67 @@
+// Set-based reads and writes of projection rows; every function receives its client.
+import type { Queryable } from '../db/pool.js';
+import type { Row, RowKey } from './types.js';
+
+export interface TableShape {
+  /** Schema-qualified, quoted name. */
+  qualified: string;
+  columns: { name: string; type: string }[];
+  key: readonly string[];
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export async function readTableShape(client: Queryable, schema: string, table: string, key: readonly string[]): Promise<TableShape> {
+  const { rows } = await client.query<{ name: string; type: string }>(
+    `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type
+     FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+    [schema, table],
+  );
+  if (rows.length === 0) throw new Error(`Projection table ${schema}.${table} does not exist (missing migration?)`);
+  for (const column of key) {
+    if (!rows.some((r) => r.name === column)) throw new Error(`Projection table ${schema}.${table} has no key column ${column}`);
+  }
+  return { qualified: `${quoteIdent(schema)}.${quoteIdent(table)}`, columns: rows, key };
+}
+
+function keyColumns(shape: TableShape): string {
+  return shape.key.map((k) => `${quoteIdent(k)} ${shape.columns.find((c) => c.name === k)!.type}`).join(', ');
+}
+
+/** Rows for the given keys as JSON (absent keys are simply missing); optionally locked. */
+export async function loadRows(client: Queryable, shape: TableShape, keys: RowKey[], lock: boolean): Promise<Row[]> {
+  if (keys.length === 0) return [];
+  const join = shape.key.map((k) => `t.${quoteIdent(k)} = k.${quoteIdent(k)}`).join(' AND ');
+  const { rows } = await client.query<{ row: Row }>(
+    `SELECT to_jsonb(t) AS row FROM ${shape.qualified} t
+     JOIN jsonb_to_recordset($1::jsonb) AS k(${keyColumns(shape)}) ON ${join}${lock ? ' FOR UPDATE OF t' : ''}`,
+    [JSON.stringify(keys)],
+  );
+  return rows.map((r) => r.row);
+}
+
+/** Inserts or fully replaces rows (every column comes from the row; absent ones become NULL). */
+export async function upsertRows(client: Queryable, shape: TableShape, rows: Row[]): Promise<void> {
+  if (rows.length === 0) return;
+  const others = shape.columns.filter((c) => !shape.key.includes(c.name));
+  const update = others.length
+    ? `DO UPDATE SET ${others.map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`).join(', ')}`
+    : 'DO NOTHING';
+  await client.query(
+    `INSERT INTO ${shape.qualified} SELECT * FROM jsonb_populate_recordset(NULL::${shape.qualified}, $1::jsonb)
+     ON CONFLICT (${shape.key.map(quoteIdent).join(', ')}) ${update}`,
+    [JSON.stringify(rows)],
+  );
+}
+
+export async function deleteRows(client: Queryable, shape: TableShape, keys: RowKey[]): Promise<void> {
+  if (keys.length === 0) return;
+  const join = shape.key.map((k) => `t.${quoteIdent(k)} = k.${quoteIdent(k)}`).join(' AND ');
+  await client.query(
+    `DELETE FROM ${shape.qualified} t USING jsonb_to_recordset($1::jsonb) AS k(${keyColumns(shape)}) WHERE ${join}`,
+    [JSON.stringify(keys)],
+  );
+}

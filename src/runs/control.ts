@@ -1,0 +1,39 @@
+// Run control: pause, resume, abort and steer are events on the run stream, seen by whichever worker runs it.
+import { runCommand } from '../eventstore/command.js';
+import type { EventStore } from '../eventstore/store.js';
+import type { EventMetadata } from '../eventstore/types.js';
+import { foldRun, isTerminal, type RunState } from '../engine/state.js';
+import { ConflictError, NotFoundError } from '../kernel/errors.js';
+import type { JsonObject } from '../kernel/json.js';
+import { runEvent, runStream, type RunEventType } from './events.js';
+
+export type ControlAction = 'pause' | 'resume' | 'abort' | 'steer';
+
+/** Pure: the control event for the action, or a 409 when the run is not in a state that takes it. */
+export function decideControl(state: RunState, action: ControlAction, by: string, message?: string): { type: RunEventType; payload: JsonObject } | null {
+  if (!state.exists) throw new NotFoundError('Run not found');
+  if (isTerminal(state.status)) throw new ConflictError(`Run is ${state.status}: it takes no more control requests`);
+  switch (action) {
+    case 'pause':
+      return state.status === 'paused' ? null : { type: 'paused', payload: { by } };
+    case 'resume':
+      if (state.status !== 'paused') throw new ConflictError(`Run is ${state.status}, not paused`);
+      return { type: 'resumed', payload: { by } };
+    case 'abort':
+      return { type: 'run_aborted', payload: { by, reason: message ?? 'aborted on request' } };
+    case 'steer':
+      return { type: 'steered', payload: { by, message: message ?? '' } };
+  }
+}
+
+export async function controlRun(store: EventStore, runId: string, action: ControlAction, by: string, message?: string, metadata?: EventMetadata): Promise<void> {
+  const stream = runStream(runId);
+  await runCommand(store, {
+    streams: [stream],
+    decide: (read) => {
+      const decision = decideControl(foldRun(read.get(stream)!), action, by, message);
+      return { events: decision ? { [stream]: [runEvent(decision.type, decision.payload)] } : {}, result: undefined };
+    },
+    ...(metadata ? { metadata } : {}),
+  });
+}

@@ -1,0 +1,95 @@
+// What runs and their events look like over HTTP: descriptors, journal events, client step frames.
+import type { RecordedEvent } from '../eventstore/types.js';
+import type { JsonObject, JsonValue } from '../kernel/json.js';
+import { publicView } from '../engine/template.js';
+import type { RunState } from '../engine/state.js';
+import type { RunEventData } from './events.js';
+
+export interface RunRow {
+  id: string;
+  workflow: string;
+  schema_version: string;
+  status: string;
+  input: JsonObject;
+  output: JsonValue;
+  error: JsonObject | null;
+  status_code: number | null;
+  current_step: string | null;
+  principal_id: string | null;
+  tenant: string | null;
+  approval: JsonObject | null;
+  last_seq: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export function runDescriptor(row: RunRow): JsonObject {
+  const approval = row.approval;
+  return {
+    id: row.id,
+    workflow: row.workflow,
+    schema_version: row.schema_version,
+    status: row.status,
+    input: publicView(row.input),
+    output: row.output ?? null,
+    error: row.error ?? null,
+    current_step: row.current_step,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    status_url: `/api/runs/${row.id}`,
+    events_url: `/api/runs/${row.id}/events`,
+    approval: approval
+      ? {
+          approval_id: approval.approval_id ?? null,
+          kind: approval.kind ?? null,
+          title: approval.title ?? null,
+          form: approval.form ?? null,
+          decide_url: `/api/approvals/${String(approval.approval_id)}`,
+        }
+      : null,
+  };
+}
+
+/** The same descriptor from an in-memory state (answers that cannot wait for a read). */
+export function descriptorOfState(state: RunState): JsonObject {
+  return runDescriptor({
+    id: state.runId,
+    workflow: state.workflow,
+    schema_version: state.schemaVersion,
+    status: state.status,
+    input: state.input,
+    output: state.output,
+    error: state.error,
+    status_code: state.statusCode,
+    current_step: state.currentStep,
+    principal_id: state.principal?.user_id ?? null,
+    tenant: state.principal?.tenant ?? null,
+    approval: state.approval,
+    last_seq: state.version,
+    created_at: state.createdAt,
+    updated_at: state.updatedAt,
+  });
+}
+
+/** Removes engine-owned keys (leading `_`) wherever a payload carries context. */
+export function sanitizePayload(payload: JsonObject): JsonObject {
+  const result: JsonObject = { ...payload };
+  const changes = payload.changes as { set?: JsonObject; unset?: string[] } | undefined;
+  if (changes) result.changes = { set: publicView(changes.set ?? {}), unset: (changes.unset ?? []).filter((k) => !k.startsWith('_')) };
+  if (payload.input && typeof payload.input === 'object' && !Array.isArray(payload.input)) result.input = publicView(payload.input as JsonObject);
+  return result;
+}
+
+/** A journal event as SSE `data` and in exports: `{run_id, seq, ts, type, agent_id, engine, payload}`. */
+export function presentRunEvent(event: RecordedEvent): JsonObject {
+  const data = event.data as RunEventData;
+  return {
+    run_id: event.streamId.slice('run-'.length),
+    seq: event.streamPosition,
+    ts: event.recordedAt,
+    type: event.type,
+    agent_id: data.agent_id,
+    engine: data.engine,
+    payload: sanitizePayload(data.payload),
+  };
+}

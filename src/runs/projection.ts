@@ -1,0 +1,62 @@
+// svc_runs: one row per run, folded from its journal with the same evolve the executor uses.
+import type { RecordedEvent } from '../eventstore/types.js';
+import type { JsonObject } from '../kernel/json.js';
+import { defineProjection, type Row } from '../projections/types.js';
+import { evolveRun, initialRunState, type RunState } from '../engine/state.js';
+import { RUN_EVENT_TYPES, type RunEventData } from './events.js';
+
+function stateOf(row: Row): RunState {
+  return {
+    ...initialRunState,
+    exists: true,
+    version: Number(row.last_seq),
+    runId: String(row.id),
+    workflow: String(row.workflow),
+    schemaVersion: String(row.schema_version),
+    input: row.input as JsonObject,
+    principal: row.principal_id === null ? null : { user_id: String(row.principal_id), groups: [], scopes: [], tenant: (row.tenant as string | null) ?? null },
+    status: row.status as RunState['status'],
+    currentStep: (row.current_step as string | null) ?? null,
+    output: row.output ?? null,
+    statusCode: (row.status_code as number | null) ?? null,
+    error: (row.error as RunState['error']) ?? null,
+    approval: (row.approval as RunState['approval']) ?? null,
+    createdAt: String(row.created_at),
+    updatedAt: String(row.updated_at),
+  };
+}
+
+function rowOf(state: RunState): Row {
+  return {
+    id: state.runId,
+    workflow: state.workflow,
+    schema_version: state.schemaVersion,
+    status: state.status,
+    input: state.input,
+    output: state.output,
+    error: state.error,
+    status_code: state.statusCode,
+    current_step: state.currentStep,
+    principal_id: state.principal?.user_id ?? null,
+    tenant: state.principal?.tenant ?? null,
+    approval: state.approval,
+    last_seq: state.version,
+    created_at: state.createdAt,
+    updated_at: state.updatedAt,
+  };
+}
+
+export const runsProjection = defineProjection({
+  name: 'svc_runs',
+  version: 1,
+  table: 'svc_runs',
+  key: ['id'],
+  eventTypes: RUN_EVENT_TYPES,
+  keysOf: (event: RecordedEvent) => [{ id: event.streamId.slice('run-'.length) }],
+  evolve(row: Row | null, _key, event): Row | null {
+    if (!row && event.type !== 'run_started') return null;
+    const state = evolveRun(row ? stateOf(row) : initialRunState, event.type, event.data as RunEventData, event.recordedAt, event.streamPosition);
+    // The context is not kept here: it lives in the journal.
+    return rowOf({ ...state, context: {} });
+  },
+});

@@ -1,0 +1,136 @@
+// /api/runs: list, detail, journal over SSE, export, and control (pause/resume/abort/steer).
+import { Router, type Request } from 'express';
+import type { Authenticator } from '../auth/middleware.js';
+import { ADMIN_SCOPE, type Principal } from '../auth/principal.js';
+import type { Pool } from '../db/pool.js';
+import type { LogFollower } from '../eventstore/follow.js';
+import type { EventStore } from '../eventstore/store.js';
+import type { RunExecutor } from '../engine/executor.js';
+import { TERMINAL_STATUSES, type RunStatus } from '../engine/state.js';
+import { requestMetadata, uuidParam } from '../http/context.js';
+import { openEventStream } from '../http/sse.js';
+import { BadRequestError, NotFoundError } from '../kernel/errors.js';
+import { compileValidator, integerParam } from '../kernel/validation.js';
+import type { WorkflowRegistry } from '../workflows/registry.js';
+import { controlRun, type ControlAction } from './control.js';
+import { runStream, TERMINAL_EVENT_TYPES, type RunEventType } from './events.js';
+import { presentRunEvent, runDescriptor, type RunRow } from './present.js';
+import { findRun, listRuns } from './queries.js';
+import { exportRun } from './transfer.js';
+
+const listQuery = compileValidator<{ workflow?: string; status?: string; limit?: string; offset?: string }>(
+  { type: 'object', properties: { workflow: { type: 'string' }, status: { type: 'string' }, limit: {}, offset: {} }, additionalProperties: false },
+  'query',
+);
+const steerBody = compileValidator<{ message: string }>({
+  type: 'object',
+  properties: { message: { type: 'string', minLength: 1, maxLength: 10_000 } },
+  required: ['message'],
+  additionalProperties: false,
+});
+const abortBody = compileValidator<{ reason?: string }>({
+  type: 'object',
+  properties: { reason: { type: 'string', maxLength: 1000 } },
+  additionalProperties: false,
+});
+
+export interface RunRoutesDeps {
+  pool: Pool;
+  store: EventStore;
+  follower: LogFollower;
+  executor: RunExecutor;
+  workflows: WorkflowRegistry;
+  authenticator: Authenticator;
+}
+
+const isAdmin = (principal: Principal) => principal.scopes.includes(ADMIN_SCOPE);
+
+/** A run the caller may read: their own (in their tenant), or any for iam:admin; else 404. */
+export async function readableRun(pool: Pool, principal: Principal, id: string): Promise<RunRow> {
+  const run = await findRun(pool, id);
+  const sameTenant = run && (run.tenant ?? null) === (principal.tenant ?? null);
+  if (!run || !sameTenant || (!isAdmin(principal) && run.principal_id !== principal.userId)) throw new NotFoundError(`Run ${id} not found`);
+  return run;
+}
+
+/** `Last-Event-ID` header or `from_seq` query: the seq to resume after (0: from the start). */
+function resumeAfter(req: Request): number {
+  const raw = req.headers['last-event-id'] ?? req.query.from_seq;
+  if (raw === undefined) return 0;
+  if (typeof raw !== 'string' || !/^\d{1,15}$/.test(raw.trim())) throw new BadRequestError('Last-Event-ID / from_seq must be a non-negative integer');
+  return Number(raw.trim());
+}
+
+export function runsRouter(deps: RunRoutesDeps): Router {
+  const { pool, store, follower, executor, workflows, authenticator } = deps;
+  const router = Router();
+  const readRule = { scope: 'runs:read' };
+
+  router.get('/api/runs', authenticator.authenticate, async (req, res) => {
+    const principal = req.principal!;
+    const query = listQuery.parse(req.query);
+    const rows = await listRuns(pool, {
+      principalId: isAdmin(principal) ? null : principal.userId,
+      tenant: principal.tenant ?? null,
+      workflow: query.workflow,
+      status: query.status,
+      limit: integerParam(query.limit, 'limit', 50, 1, 1000),
+      offset: integerParam(query.offset, 'offset', 0, 0, 1_000_000_000),
+    });
+    res.json(rows.map(runDescriptor));
+  });
+
+  router.get('/api/runs/:id', authenticator.authenticate, async (req, res) => {
+    res.json(runDescriptor(await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'))));
+  });
+
+  router.get('/api/runs/:id/events', authenticator.require(readRule), async (req, res) => {
+    const run = await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'));
+    const after = resumeAfter(req);
+    const stream = openEventStream(req, res);
+    if (req.query.follow === 'false') {
+      // Replay only: what the journal holds now, then close.
+      for (let position = after; ; ) {
+        const page = await store.readStream(runStream(run.id), position, 1000);
+        for (const event of page) stream.send(event.type, presentRunEvent(event), event.streamPosition);
+        if (page.length < 1000) break;
+        position = page.at(-1)!.streamPosition;
+      }
+      stream.close();
+      return;
+    }
+    // A finished run whose terminal event the client already holds has nothing left to send.
+    if (TERMINAL_STATUSES.includes(run.status as RunStatus) && after >= Number(run.last_seq)) {
+      stream.close();
+      return;
+    }
+    const live = follower.subscribeToStream(runStream(run.id), after).subscribe({
+      next: (event) => {
+        stream.send(event.type, presentRunEvent(event), event.streamPosition);
+        if (TERMINAL_EVENT_TYPES.includes(event.type as RunEventType)) stream.close();
+      },
+      error: () => stream.close(),
+    });
+    stream.onClose(() => live.unsubscribe());
+  });
+
+  router.get('/api/runs/:id/export', authenticator.require(readRule), async (req, res) => {
+    const run = await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'));
+    res.json(await exportRun(pool, store, workflows, run.id));
+  });
+
+  for (const action of ['pause', 'resume', 'abort', 'steer'] as ControlAction[]) {
+    router.post(`/api/runs/:id/${action}`, authenticator.require({ scope: 'runs:control' }), async (req, res) => {
+      const principal = req.principal!;
+      const id = uuidParam(req, 'id', 'Run');
+      const run = await findRun(pool, id);
+      if (!run || (run.tenant ?? null) !== (principal.tenant ?? null)) throw new NotFoundError(`Run ${id} not found`);
+      const message = action === 'steer' ? steerBody.parse(req.body ?? {}).message : action === 'abort' ? abortBody.parse(req.body ?? {}).reason : undefined;
+      await controlRun(store, id, action, principal.userId, message, requestMetadata(req));
+      if (action === 'resume') await executor.resume(id);
+      res.json(runDescriptor((await findRun(pool, id))!));
+    });
+  }
+
+  return router;
+}

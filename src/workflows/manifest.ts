@@ -1,0 +1,35 @@
+// Workflow manifests (GET /api/_system/workflows): what a client needs to call a workflow, no gates.
+import { SLOW_KINDS, type WorkflowDefinition } from './definition.js';
+
+export interface WorkflowSummary {
+  trigger_path: string;
+  trigger_method: string;
+  public: boolean;
+  has_slow_steps: boolean;
+  slow_kinds_present: string[];
+}
+
+export interface WorkflowManifest extends WorkflowSummary {
+  name: string;
+  steps: { id: string; kind: string }[];
+}
+
+/** The path a workflow answers on: its own trigger path, else the generic runs route. */
+export function triggerPathOf(workflow: WorkflowDefinition): string {
+  return workflow.trigger.path ?? `/api/workflows/${workflow.name}/runs`;
+}
+
+export function workflowSummary(workflow: WorkflowDefinition): WorkflowSummary {
+  const slow = SLOW_KINDS.filter((kind) => workflow.steps.some((s) => s.kind === kind));
+  return {
+    trigger_path: triggerPathOf(workflow),
+    trigger_method: workflow.trigger.path ? workflow.trigger.method : 'POST',
+    public: workflow.trigger.isPublic,
+    has_slow_steps: slow.length > 0,
+    slow_kinds_present: [...slow],
+  };
+}
+
+export function workflowManifest(workflow: WorkflowDefinition): WorkflowManifest {
+  return { name: workflow.name, ...workflowSummary(workflow), steps: workflow.steps.map((s) => ({ id: s.id, kind: s.kind })) };
+}

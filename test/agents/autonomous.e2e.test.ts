@@ -1,0 +1,285 @@
+// Autonomous Agent steps: tools run one at a time and are journaled; tokens and progress events; the
+// streaming trigger's Agent frames; steer, pause/resume and abort mid-loop; tool approvals.
+import { expect } from 'chai';
+import type { Service } from '../../src/main.js';
+import { bootstrapAdmin, client } from '../support/http.js';
+import { startTestService } from '../support/service.js';
+import { FakeOpenAi } from './support/fakeOpenAi.js';
+import { agentProject, createUser, journalOf, privateKeys, readSse, SIGNING_KEY, sleep, stepEnd, waitForEvent, waitForStatus } from './support/harness.js';
+import { McpHttpServer } from './support/mcpHttpServer.js';
+
+const PROGRESS_KEYS = ['type', 'iteration', 'tool_calls', 'tokens_used', 'tool', 'signal'];
+
+describe('Agent steps: autonomous mode', function () {
+  this.timeout(30_000);
+  const fake = new FakeOpenAi();
+  const mcp = new McpHttpServer();
+  let service: Service;
+  let admin: { token: string; userId: string };
+  let api: ReturnType<typeof client>;
+
+  before(async function () {
+    this.timeout(60_000);
+    await fake.start();
+    await mcp.start();
+    service = await startTestService({ projectDir: agentProject(mcp.url), env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
+    admin = await bootstrapAdmin(service.url);
+    api = client(service.url, admin.token);
+  });
+  after(async () => {
+    await service?.close();
+    await fake.stop();
+    await mcp.stop();
+  });
+
+  /** Starts a helper run without waiting; answers its id. */
+  async function startHelper(question: string): Promise<string> {
+    const started = await api.post('/api/workflows/helper/runs?wait=false', { question });
+    expect(started.status, JSON.stringify(started.body)).to.equal(202);
+    return started.body.id as string;
+  }
+
+  describe('tools', () => {
+    it('runs the tools of one answer one at a time, journals tool_call/tool_result, and sends the results back to the model', async () => {
+      const key = 'two-tools-21';
+      fake.script(key, [
+        {
+          toolCalls: [
+            { name: 'lookup', args: { query: 'alpha' }, id: 'call_lookup' },
+            { name: 'mcp_echo', args: { text: 'beta' }, id: 'call_echo' },
+          ],
+          usage: { prompt_tokens: 100, completion_tokens: 20 },
+        },
+        { content: 'Found 3 hits and an echo.', usage: { prompt_tokens: 50, completion_tokens: 10 } },
+      ]);
+      const result = await api.post('/api/agents/helper', { question: key });
+      expect(result.status, JSON.stringify(result.body)).to.equal(201);
+      expect(result.body.answer).to.equal('Found 3 hits and an echo.');
+      expect(result.body.looked_up).to.deep.equal({ query: 'alpha', hits: 3 });
+      expect(result.body.echo).to.deep.equal({ echoed: 'beta', via: 'stdio' });
+
+      const journal = await journalOf(service.url, admin.token, result.headers.get('x-svc-run-id')!);
+      expect(privateKeys(journal)).to.deep.equal([]);
+      const loop = journal.filter((e) => ['llm_turn', 'tool_call', 'tool_result'].includes(e.type)).map((e) => `${e.type}:${e.payload.tool ?? e.payload.iteration}`);
+      expect(loop, 'each call is followed by its result before the next call starts').to.deep.equal([
+        'llm_turn:1',
+        'tool_call:lookup',
+        'tool_result:lookup',
+        'tool_call:mcp_echo',
+        'tool_result:mcp_echo',
+        'llm_turn:2',
+      ]);
+      expect(journal.filter((e) => e.type === 'llm_turn').map((e) => e.payload.tokens_used), 'tokens_used is cumulative').to.deep.equal([120, 180]);
+      const calls = journal.filter((e) => e.type === 'tool_call');
+      expect(calls.map((e) => [e.payload.call_id, e.payload.args])).to.deep.equal([
+        ['call_lookup', { query: 'alpha' }],
+        ['call_echo', { text: 'beta' }],
+      ]);
+      const echoResult = journal.find((e) => e.type === 'tool_result' && e.payload.tool === 'mcp_echo');
+      expect(echoResult.payload.signal).to.equal('default');
+      expect(echoResult.payload.result).to.deep.equal({ echo: { echoed: 'beta', via: 'stdio' } });
+
+      const progress = journal.filter((e) => e.type === 'agent_progress').map((e) => e.payload);
+      expect(progress.map((p) => p.type)).to.deep.equal(['iteration', 'tool_call', 'tool_call', 'iteration', 'outcome']);
+      expect(progress[0]).to.deep.equal({ type: 'iteration', iteration: 1, tool_calls: 2, tokens_used: 120 });
+      expect(progress[1]).to.include({ type: 'tool_call', tool: 'lookup', iteration: 1 });
+      expect(progress[4]).to.deep.equal({ type: 'outcome', signal: 'default', iteration: 2, tokens_used: 180 });
+
+      const [first, second] = fake.requestsFor(key);
+      expect(first!.tools.map((t) => [t.type, t.function.name, t.function.description])).to.deep.equal([
+        ['function', 'lookup', 'Looks a query up in the knowledge base.'],
+        ['function', 'mcp_echo', 'Echoes a text through the stdio MCP server.'],
+        ['function', 'file_ticket', 'Opens a support ticket.'],
+      ]);
+      expect(first!.tools[0]!.function.parameters).to.deep.equal({ type: 'object', properties: { query: { type: 'string' } }, required: ['query'] });
+      expect(second!.messages.map((m) => m.role)).to.deep.equal(['system', 'user', 'assistant', 'tool', 'tool']);
+      expect(second!.messages[2]!.tool_calls).to.have.length(2);
+      expect(second!.messages[3]!.tool_call_id).to.equal('call_lookup');
+      expect(JSON.parse(String(second!.messages[3]!.content))).to.deep.equal({ signal: 'default', result: { looked_up: { query: 'alpha', hits: 3 } } });
+      expect(second!.messages[4]!.tool_call_id).to.equal('call_echo');
+    });
+
+    it('malformed tool arguments and unknown tools are answered to the model as errors, not run', async () => {
+      const key = 'bad-tool-args-22';
+      fake.script(key, [
+        { toolCalls: [{ name: 'lookup', args: '{"query": ', id: 'call_bad' }, { name: 'drop_database', args: {}, id: 'call_unknown' }] },
+        { content: 'I could not look it up.' },
+      ]);
+      const result = await api.post('/api/agents/helper', { question: key });
+      expect(result.status, JSON.stringify(result.body)).to.equal(201);
+      expect(result.body.looked_up ?? null).to.equal(null);
+      const second = fake.requestsFor(key)[1]!;
+      const toolMessages = second.messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, JSON.parse(String(m.content)).result.error]);
+      expect(toolMessages[0]![0]).to.equal('call_bad');
+      expect(toolMessages[0]![1]).to.match(/malformed arguments/);
+      expect(toolMessages[1]).to.deep.equal(['call_unknown', 'unknown tool drop_database']);
+      const journal = await journalOf(service.url, admin.token, result.headers.get('x-svc-run-id')!);
+      expect(journal.filter((e) => e.type === 'tool_call'), 'nothing ran').to.have.length(0);
+      expect(journal.filter((e) => e.type === 'tool_result').map((e) => e.payload.signal)).to.deep.equal(['error', 'error']);
+    });
+  });
+
+  it('the streaming trigger sends Agent progress frames (signal running) carrying loop metadata only', async () => {
+    const key = 'streamed-secret-question-23';
+    fake.script(key, [{ toolCalls: [{ name: 'lookup', args: { query: 'streamed-query' } }], usage: { prompt_tokens: 7, completion_tokens: 3 } }, { content: 'streamed answer' }]);
+    const stream = await readSse(`${service.url}/api/agents/helper`, { method: 'POST', token: admin.token, json: { question: key } });
+    expect(stream.status, stream.text).to.equal(200);
+    const running = stream.frames.filter((f) => f.event === 'step' && f.data.signal === 'running');
+    expect(running.length, stream.text).to.be.greaterThan(0);
+    for (const frame of running) {
+      expect(frame.data).to.include({ event_type: 'step', step_id: 'agent', kind: 'Agent', signal: 'running' });
+      expect(Object.keys(frame.data.snapshot), 'no context values in a progress frame').to.deep.equal(['agent_progress']);
+      expect(Object.keys(frame.data.snapshot.agent_progress).every((k) => PROGRESS_KEYS.includes(k)), JSON.stringify(frame.data)).to.equal(true);
+      expect(JSON.stringify(frame.data)).to.not.include(key).and.not.include('streamed-query').and.not.include('streamed answer');
+      expect(frame.data.snapshot.agent_progress.iteration).to.be.a('number').greaterThanOrEqual(1);
+      expect(frame.data.snapshot.agent_progress.tokens_used).to.be.a('number');
+    }
+    const progress = running.map((f) => f.data.snapshot.agent_progress);
+    expect(progress.map((p) => p.type)).to.deep.equal(['iteration', 'tool_call', 'iteration', 'outcome']);
+    expect(progress[0]).to.include({ iteration: 1, tokens_used: 10, tool_calls: 1 });
+    expect(progress[1]).to.include({ iteration: 1, tool: 'lookup' });
+    expect(progress[3]).to.include({ iteration: 2, tokens_used: 25, signal: 'default' });
+    const agentDone = stream.frames.find((f) => f.event === 'step' && f.data.step_id === 'agent' && f.data.signal !== 'running');
+    expect(agentDone?.data).to.include({ kind: 'Agent', signal: 'default' });
+    const done = stream.frames.at(-1)!;
+    expect(done.event).to.equal('done');
+    expect(done.data.output.answer).to.equal('streamed answer');
+  });
+
+  describe('run control mid-loop', () => {
+    it('steer: a message sent while the model is slow reaches the next model request', async () => {
+      const key = 'steer-me-31';
+      const steer = 'STEER-31: answer in French';
+      fake.script(key, [{ toolCalls: [{ name: 'lookup', args: { query: 'x' } }], delayMs: 1200 }, { content: 'Bonjour' }]);
+      const reader = await createUser(service.url, admin.token, 'no-control@example.com', { run_reader: ['runs:read'] });
+      const runId = await startHelper(key);
+      await fake.waitForRequests(key, 1);
+      const refused = await client(service.url, reader.token).post(`/api/runs/${runId}/steer`, { message: 'not allowed' });
+      expect(refused.status, 'steer needs runs:control').to.equal(403);
+      const steered = await api.post(`/api/runs/${runId}/steer`, { message: steer });
+      expect(steered.status, JSON.stringify(steered.body)).to.equal(200);
+      const run = await waitForStatus(service.url, admin.token, runId, ['completed', 'failed']);
+      expect(run.status, JSON.stringify(run)).to.equal('completed');
+      const [first, second] = fake.requestsFor(key);
+      expect(JSON.stringify(first!.messages)).to.not.include(steer);
+      expect(second!.messages.filter((m) => m.role === 'user').map((m) => m.content)).to.deep.equal([key, steer]);
+      expect(JSON.stringify(second!.messages)).to.not.include('not allowed');
+      const journal = await journalOf(service.url, admin.token, runId);
+      expect(journal.filter((e) => e.type === 'steered').map((e) => e.payload.message)).to.deep.equal([steer]);
+      expect(journal.filter((e) => e.type === 'llm_turn').map((e) => e.payload.steers)).to.deep.equal([[], [steer]]);
+    });
+
+    it('pause stops before the next iteration (no further model call); resume continues the same conversation', async () => {
+      const key = 'pause-me-32';
+      fake.script(key, [{ toolCalls: [{ name: 'lookup', args: { query: 'paused' } }], delayMs: 800 }, { content: 'after the pause' }]);
+      const runId = await startHelper(key);
+      await fake.waitForRequests(key, 1);
+      const paused = await api.post(`/api/runs/${runId}/pause`);
+      expect(paused.status, JSON.stringify(paused.body)).to.equal(200);
+      await waitForEvent(service.url, admin.token, runId, 'llm_turn');
+      await waitForStatus(service.url, admin.token, runId, ['paused']);
+      await sleep(700);
+      expect(fake.requestsFor(key), 'no model call while paused').to.have.length(1);
+      expect((await api.get(`/api/runs/${runId}`)).body.status).to.equal('paused');
+
+      const resumed = await api.post(`/api/runs/${runId}/resume`);
+      expect(resumed.status, JSON.stringify(resumed.body)).to.equal(200);
+      const run = await waitForStatus(service.url, admin.token, runId, ['completed', 'failed']);
+      expect(run.status, JSON.stringify(run)).to.equal('completed');
+      expect(run.output.answer).to.equal('after the pause');
+      const requests = fake.requestsFor(key);
+      expect(requests).to.have.length(2);
+      expect(requests[1]!.messages.map((m) => m.role), 'the resumed turn carries the journaled conversation').to.deep.equal(['system', 'user', 'assistant', 'tool']);
+      const journal = await journalOf(service.url, admin.token, runId);
+      const types = journal.map((e) => e.type);
+      expect(types.indexOf('paused')).to.be.lessThan(types.indexOf('resumed'));
+      expect(journal.filter((e) => e.type === 'llm_turn').map((e) => e.payload.iteration)).to.deep.equal([1, 2]);
+      expect(journal.filter((e) => e.type === 'tool_call'), 'the tool ran once').to.have.length(1);
+      expect(journal.filter((e) => e.type === 'llm_turn' && e.payload.iteration === 2)[0].seq).to.be.greaterThan(journal.find((e) => e.type === 'resumed').seq);
+    });
+
+    it('abort while the model is slow ends the run as aborted; the late answer is never journaled', async () => {
+      const key = 'abort-me-33';
+      fake.script(key, [{ toolCalls: [{ name: 'lookup', args: { query: 'late' } }], delayMs: 1000 }, { content: 'never asked' }]);
+      const runId = await startHelper(key);
+      await fake.waitForRequests(key, 1);
+      const aborted = await api.post(`/api/runs/${runId}/abort`, { reason: 'changed my mind' });
+      expect(aborted.status, JSON.stringify(aborted.body)).to.equal(200);
+      const run = await waitForStatus(service.url, admin.token, runId, ['aborted', 'completed', 'failed']);
+      expect(run.status).to.equal('aborted');
+      // Past the slow answer: it arrives, and is dropped.
+      await sleep(1300);
+      expect(fake.requestsFor(key), 'no second model call').to.have.length(1);
+      const journal = await journalOf(service.url, admin.token, runId);
+      expect(journal.at(-1).type).to.equal('run_aborted');
+      expect(journal.filter((e) => ['llm_turn', 'tool_call', 'tool_result', 'step_completed', 'step_failed'].includes(e.type))).to.have.length(0);
+      expect((await api.post(`/api/runs/${runId}/resume`)).status, 'an aborted run takes no more control').to.equal(409);
+    });
+  });
+
+  describe('tool approvals', () => {
+    /** Runs the helper until it asks to open a ticket; answers the run id and the approval. */
+    async function untilApproval(key: string, finalAnswer: string) {
+      fake.script(key, [{ toolCalls: [{ name: 'file_ticket', args: { subject: 'Printer on fire' }, id: `call_${key}` }] }, { content: finalAnswer }]);
+      const result = await api.post('/api/agents/helper', { question: key });
+      expect(result.status, JSON.stringify(result.body)).to.equal(202);
+      expect(result.body.status).to.equal('waiting_approval');
+      expect(result.body.approval).to.include({ kind: 'tool', title: 'Run the tool file_ticket' });
+      expect(result.body.approval.form).to.deep.equal({ tool: 'file_ticket', args: { subject: 'Printer on fire' } });
+      const pending = (await api.get('/api/approvals')).body as any[];
+      const approval = pending.find((a) => a.approval_id === result.body.approval.approval_id);
+      expect(approval, JSON.stringify(pending)).to.include({ kind: 'tool', step_id: 'agent', run_id: result.body.id });
+      const journal = await journalOf(service.url, admin.token, result.body.id);
+      expect(journal.filter((e) => e.type === 'tool_call'), 'nothing runs before the decision').to.have.length(0);
+      return { runId: result.body.id as string, approvalId: approval.approval_id as string };
+    }
+
+    async function finished(runId: string, key: string) {
+      const run = await waitForStatus(service.url, admin.token, runId, ['completed', 'failed']);
+      expect(run.status, JSON.stringify(run)).to.equal('completed');
+      const requests = fake.requestsFor(key);
+      expect(requests, 'the first turn is not asked again after the decision').to.have.length(2);
+      const toolMessage = requests[1]!.messages.find((m) => m.role === 'tool')!;
+      return { run, journal: await journalOf(service.url, admin.token, runId), told: JSON.parse(String(toolMessage.content)) };
+    }
+
+    it('approve: the tool runs with the arguments the model gave', async () => {
+      const key = 'approve-ticket-41';
+      const { runId, approvalId } = await untilApproval(key, 'Ticket opened.');
+      const decided = await api.post(`/api/approvals/${approvalId}`, { decision: 'approve' });
+      expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
+      const { run, journal, told } = await finished(runId, key);
+      expect(run.output).to.include({ answer: 'Ticket opened.' });
+      expect(run.output.ticket).to.deep.equal({ subject: 'Printer on fire', status: 'open' });
+      expect(told).to.deep.equal({ signal: 'default', result: { ticket: { subject: 'Printer on fire', status: 'open' } } });
+      expect(journal.find((e) => e.type === 'approval_decided').payload).to.include({ decision: 'approve', decided_by: admin.userId });
+      expect(journal.filter((e) => e.type === 'tool_call').map((e) => e.payload.args)).to.deep.equal([{ subject: 'Printer on fire' }]);
+      expect((await api.post(`/api/approvals/${approvalId}`, { decision: 'reject' })).status, 'a second answer').to.equal(409);
+    });
+
+    it('edit: the tool runs with edited_args, and the model is told the edited result', async () => {
+      const key = 'edit-ticket-42';
+      const { runId, approvalId } = await untilApproval(key, 'Ticket opened as edited.');
+      const decided = await api.post(`/api/approvals/${approvalId}`, { decision: 'edit', edited_args: { subject: 'Printer smoking' }, comment: 'less drama' });
+      expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
+      const { run, journal, told } = await finished(runId, key);
+      expect(run.output.ticket).to.deep.equal({ subject: 'Printer smoking', status: 'open' });
+      expect(told.result).to.deep.equal({ ticket: { subject: 'Printer smoking', status: 'open' } });
+      expect(journal.filter((e) => e.type === 'tool_call').map((e) => e.payload.args)).to.deep.equal([{ subject: 'Printer smoking' }]);
+      expect(journal.find((e) => e.type === 'approval_decided').payload.edited_args).to.deep.equal({ subject: 'Printer smoking' });
+    });
+
+    it('reject: the tool never runs and the model is told it was rejected', async () => {
+      const key = 'reject-ticket-43';
+      const { runId, approvalId } = await untilApproval(key, 'No ticket, then.');
+      const decided = await api.post(`/api/approvals/${approvalId}`, { decision: 'reject', comment: 'not now' });
+      expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
+      const { run, journal, told } = await finished(runId, key);
+      expect(run.output.answer).to.equal('No ticket, then.');
+      expect(run.output.ticket ?? null).to.equal(null);
+      expect(told.signal).to.equal('error');
+      expect(told.result).to.deep.equal({ rejected: true, error: 'a human rejected this tool call' });
+      expect(journal.filter((e) => e.type === 'tool_call'), 'a rejected tool never runs').to.have.length(0);
+    });
+  });
+});

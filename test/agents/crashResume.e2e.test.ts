@@ -1,0 +1,100 @@
+// Crash-resume of an autonomous agent: SIGKILL the process while the model's second answer is slow
+// (after the first turn and its tool call were journaled); another process takes the run over and
+// finishes it without asking the model the first prompt again or running the tool twice.
+import { expect } from 'chai';
+import pg from 'pg';
+import { createTestDatabase } from '../support/db.js';
+import { bootstrapAdmin, call, eventually } from '../support/http.js';
+import { FakeOpenAi } from './support/fakeOpenAi.js';
+import { agentProject, privateKeys } from './support/harness.js';
+import { McpHttpServer } from './support/mcpHttpServer.js';
+import { killAllServices, ServiceProcess } from './support/serviceProcess.js';
+
+interface Row {
+  position: number;
+  type: string;
+  step: string;
+  payload: Record<string, any>;
+}
+
+async function journalOf(db: pg.Pool, runId: string): Promise<Row[]> {
+  const { rows } = await db.query<{ stream_position: string; type: string; data: { agent_id: string; payload: Record<string, any> } }>(
+    'SELECT stream_position, type, data FROM events WHERE stream_id = $1 ORDER BY stream_position',
+    [`run-${runId}`],
+  );
+  return rows.map((r) => ({ position: Number(r.stream_position), type: r.type, step: r.data.agent_id, payload: r.data.payload }));
+}
+
+describe('agent crash-resume across processes', function () {
+  this.timeout(90_000);
+  const fake = new FakeOpenAi();
+  const mcp = new McpHttpServer();
+  let db: pg.Pool;
+
+  before(async () => {
+    await fake.start();
+    await mcp.start();
+  });
+  after(async () => {
+    await killAllServices();
+    await db?.end();
+    await fake.stop();
+    await mcp.stop();
+  });
+
+  it('SIGKILL during the second model call: a new process completes the run; the first turn and the tool ran once', async () => {
+    const databaseUrl = await createTestDatabase();
+    db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    const env = { DATABASE_URL: databaseUrl, SVC_PROJECT_DIR: agentProject(mcp.url), SVC_LLM_BASE_URL: fake.baseUrl };
+    const first = await ServiceProcess.start(env);
+    const { token } = await bootstrapAdmin(first.url);
+
+    const key = 'crash-during-turn-two';
+    fake.script(key, [
+      { toolCalls: [{ name: 'lookup', args: { query: 'before the crash' }, id: 'call_once' }], usage: { prompt_tokens: 40, completion_tokens: 2 } },
+      // Taken by the process that dies: it never gets this answer.
+      { content: 'never delivered', delayMs: 30_000 },
+      { content: 'Recovered after the crash.', usage: { prompt_tokens: 60, completion_tokens: 4 } },
+    ]);
+    const started = await call(first.url, 'POST', '/api/workflows/helper/runs?wait=false', { token, json: { question: key } });
+    expect(started.status, JSON.stringify(started.body)).to.equal(202);
+    const runId = started.body.id as string;
+
+    await fake.waitForRequests(key, 2, 20_000);
+    const before = await journalOf(db, runId);
+    expect(before.filter((e) => e.type === 'llm_turn').map((e) => e.payload.iteration), 'the first turn is journaled before the crash').to.deep.equal([1]);
+    expect(before.filter((e) => e.type === 'tool_result').map((e) => e.payload.call_id)).to.deep.equal(['call_once']);
+    await first.kill();
+
+    const second = await ServiceProcess.start(env);
+    const done = await eventually(async () => {
+      const { rows } = await db.query<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]);
+      return rows[0]?.status === 'completed' || rows[0]?.status === 'failed';
+    }, 20_000, 100);
+    expect(done.ok, `the run did not finish on the second process:\n${second.output}`).to.equal(true);
+
+    const run = await call(second.url, 'GET', `/api/runs/${runId}`, { token });
+    expect(run.status).to.equal(200);
+    expect(run.body.status, JSON.stringify(run.body)).to.equal('completed');
+    expect(run.body.output.answer).to.equal('Recovered after the crash.');
+    expect(run.body.output.looked_up).to.deep.equal({ query: 'before the crash', hits: 3 });
+    expect(privateKeys(run.body)).to.deep.equal([]);
+
+    const requests = fake.requestsFor(key);
+    expect(requests, 'turn 1, the lost turn 2, and turn 2 again on the new process').to.have.length(3);
+    expect(requests.filter((r) => r.messages.length === 2), 'the first prompt was sent only once').to.have.length(1);
+    // The same conversation (JSON keys may come back from jsonb in another order).
+    const parsed = (r: (typeof requests)[number]) => r.messages.map((m) => ({ ...m, content: m.role === 'tool' ? JSON.parse(String(m.content)) : m.content }));
+    expect(parsed(requests[2]!), 'the new process continues the journaled conversation').to.deep.equal(parsed(requests[1]!));
+
+    const journal = await journalOf(db, runId);
+    expect(journal.map((e) => e.position)).to.deep.equal(journal.map((_, i) => i + 1));
+    expect(journal.filter((e) => e.type === 'llm_turn').map((e) => e.payload.iteration), 'no journaled turn is repeated').to.deep.equal([1, 2]);
+    expect(journal.filter((e) => e.type === 'llm_turn').map((e) => e.payload.tokens_used)).to.deep.equal([42, 106]);
+    expect(journal.filter((e) => e.type === 'tool_call').map((e) => e.payload.call_id), 'the tool was not run again').to.deep.equal(['call_once']);
+    expect(journal.filter((e) => e.type === 'tool_result')).to.have.length(1);
+    expect(journal.filter((e) => e.type === 'step_started' && e.step === 'agent'), 'the open step is resumed, not restarted').to.have.length(1);
+    expect(journal.filter((e) => ['run_completed', 'run_failed', 'run_aborted'].includes(e.type)).map((e) => e.type)).to.deep.equal(['run_completed']);
+    expect(journal.at(-1)!.type).to.equal('run_completed');
+  });
+});

@@ -1,0 +1,75 @@
+// Shared pieces of the API-surface tests: project folders, users with roles, headless Chromium.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { client, login } from '../support/http.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** The example project npm start serves (read only here: toggles live in the database). */
+export const EXAMPLE_PROJECT = path.resolve(here, '..', '..');
+/** A fixture project with gated, failing, human-waiting and MCP-exported workflows and partial CRUD. */
+export const FIXTURE_PROJECT = path.join(here, 'fixtures', 'project');
+export const PASSWORD = 'api-surface-tests-password';
+export const DEV_KEY = 'ABCD-EFGH-IJKL-MNOP';
+export const DEV_ENV = { SVC_DEV_MODE: 'true', SVC_ALLOW_DEV_AUTH: 'true', SVC_DEV_API_KEY: DEV_KEY };
+
+/** Creates a user holding the given roles (role name -> scopes; a role is also a group); answers its id and token. */
+export async function createUser(baseUrl: string, adminToken: string, email: string, roles: Record<string, string[]>): Promise<{ id: string; token: string }> {
+  const admin = client(baseUrl, adminToken);
+  const created = await admin.post('/auth/admin/users', { email, password: PASSWORD });
+  expect(created.status, JSON.stringify(created.body)).to.equal(201);
+  const id = created.body.id as string;
+  const existing = (await admin.get('/auth/admin/roles')).body as { id: string; name: string }[];
+  for (const [name, scopes] of Object.entries(roles)) {
+    let roleId = existing.find((r) => r.name === name)?.id;
+    if (!roleId) {
+      const role = await admin.post('/auth/admin/roles', { name, scopes });
+      expect(role.status, JSON.stringify(role.body)).to.equal(201);
+      roleId = role.body.id as string;
+      existing.push({ id: roleId, name });
+    }
+    const assigned = await admin.post(`/auth/admin/users/${id}/roles/${roleId}`);
+    expect(assigned.status, JSON.stringify(assigned.body)).to.equal(200);
+  }
+  return { id, token: await login(baseUrl, email, PASSWORD) };
+}
+
+export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** Why the browser tests cannot run here, or undefined when they can. */
+export function chromiumMissing(): string | undefined {
+  return existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed: the browser tests need Debian's chromium (never a downloaded browser)`;
+}
+
+/** Debian's Chromium, headless, with a fresh profile folder removed on close. */
+export async function launchChromium(): Promise<{ browser: BrowserContext; close(): Promise<void> }> {
+  const { chromium } = await import('playwright-core');
+  const profile = mkdtempSync(path.join(tmpdir(), 'svc-api-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  return {
+    browser: context,
+    async close() {
+      await context.close().catch(() => undefined);
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A new page that records every URL it requests. */
+export async function recordingPage(context: BrowserContext | Browser): Promise<{ page: Page; requested: string[]; failures: string[] }> {
+  const page = await context.newPage();
+  const requested: string[] = [];
+  const failures: string[] = [];
+  page.on('request', (request) => requested.push(request.url()));
+  page.on('pageerror', (error) => failures.push(String(error)));
+  return { page, requested, failures };
+}
+
+/** Every recorded URL that is not the service itself (data: and blob: URLs stay in the page). */
+export function offLoopback(requested: string[], serviceUrl: string): string[] {
+  return requested.filter((url) => !url.startsWith(`${serviceUrl}/`) && url !== serviceUrl && !url.startsWith('data:') && !url.startsWith('blob:'));
+}

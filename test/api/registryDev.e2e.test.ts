@@ -1,0 +1,169 @@
+// GET /registry (iam:admin only) and the dev-mode routes: /dev/settings, /dev/token, /insight,
+// absent outside dev mode, gated by the dev key and the IP allowlist.
+import { expect } from 'chai';
+import type { Service } from '../../src/main.js';
+import { createTestDatabase } from '../support/db.js';
+import { bootstrapAdmin, call, client, expectError, expectUnauthenticated, type Admin } from '../support/http.js';
+import { startTestService } from '../support/service.js';
+import { createUser, DEV_ENV, DEV_KEY, EXAMPLE_PROJECT } from './helpers.js';
+
+describe('GET /registry', () => {
+  let service: Service;
+  let admin: Admin;
+  before(async () => {
+    service = await startTestService({ projectDir: EXAMPLE_PROJECT });
+    admin = await bootstrapAdmin(service.url);
+  });
+  after(async () => {
+    await service?.close();
+  });
+
+  it('answers 401 without a token and 403 without iam:admin', async () => {
+    expectUnauthenticated(await call(service.url, 'GET', '/registry'));
+    const reader = await createUser(service.url, admin.token, 'reader@example.com', { readers: ['runs:read', 'artifacts:read', 'mcp:connect'] });
+    expectError(await call(service.url, 'GET', '/registry', { token: reader.token }), 403, 'PERMISSION_DENIED');
+  });
+
+  it('lists the loaded workflows, models, artifacts and agent models with name, version and enabled', async () => {
+    const registry = await call(service.url, 'GET', '/registry', { token: admin.token });
+    expect(registry.status).to.equal(200);
+    const { workflows, models, artifacts, agent_models: agentModels } = registry.body;
+    const brief = (entries: any[]) => entries.map((e) => ({ name: e.name, version: e.version, enabled: e.enabled }));
+    expect(brief(workflows)).to.have.deep.members(
+      ['classify', 'hello', 'open_ticket', 'refund', 'service_status', 'support_agent', 'what_time'].map((name) => ({ name, version: 'v1', enabled: true })),
+    );
+    expect(brief(models)).to.have.deep.members([{ name: 'Customer', version: 'v1', enabled: true }, { name: 'Ticket', version: 'v1', enabled: true }]);
+    expect(brief(artifacts)).to.have.deep.members(
+      ['clock_server', 'no_secrets', 'support_steering', 'triage_prompt'].map((name) => ({ name, version: '1', enabled: true })),
+    );
+    expect(brief(agentModels)).to.deep.equal([{ name: 'local', version: 'v1', enabled: true }]);
+    expect(registry.body.federation_providers).to.be.an('array');
+  });
+
+  it('follows toggles and uploads', async () => {
+    const admin$ = client(service.url, admin.token);
+    expect((await admin$.patch('/admin/workflows/refund/v1/toggle')).body.enabled).to.equal(false);
+    const upload = await admin$.post('/api/artifacts', { name: 'greeting_prompt', type: 'prompt', content: 'Say hello.' });
+    expect(upload.status, JSON.stringify(upload.body)).to.equal(201);
+    try {
+      const { body } = await admin$.get('/registry');
+      expect(body.workflows.find((w: any) => w.name === 'refund')).to.deep.include({ version: 'v1', enabled: false });
+      expect(body.workflows.find((w: any) => w.name === 'hello')).to.deep.include({ enabled: true });
+      expect(body.artifacts.find((a: any) => a.name === 'greeting_prompt')).to.deep.include({ version: upload.body.version, enabled: true });
+    } finally {
+      expect((await admin$.patch('/admin/workflows/refund/v1/toggle')).body.enabled).to.equal(true);
+    }
+  });
+});
+
+describe('dev-mode routes', () => {
+  const SIGNING_KEY = '7c'.repeat(32);
+  const OAUTH_SECRET = 'oauth-client-secret-value';
+  const REDIS_PASSWORD = 'redis-password-value';
+  let databaseUrl: string;
+  const services: Service[] = [];
+  const start = async (env: Record<string, string>) => {
+    const service = await startTestService({ databaseUrl, projectDir: EXAMPLE_PROJECT, env });
+    services.push(service);
+    return service;
+  };
+  let dev: Service;
+  let admin: Admin;
+
+  before(async () => {
+    databaseUrl = await createTestDatabase();
+    dev = await start({
+      ...DEV_ENV,
+      SVC_SIGNING_KEY: SIGNING_KEY,
+      SVC_OAUTH_GITHUB_CLIENT_ID: 'github-client-id',
+      SVC_OAUTH_GITHUB_CLIENT_SECRET: OAUTH_SECRET,
+      SVC_REDIS_URL: `redis://:${REDIS_PASSWORD}@127.0.0.1:6399/0`,
+    });
+    admin = await bootstrapAdmin(dev.url);
+  });
+  after(async () => {
+    await Promise.all(services.map((s) => s.close()));
+  });
+
+  it('are absent (404) without SVC_DEV_MODE, even with a dev key configured', async () => {
+    const envs: Record<string, string>[] = [{}, { SVC_DEV_API_KEY: DEV_KEY }, { SVC_DEV_MODE: 'false', SVC_ALLOW_DEV_AUTH: 'true', SVC_DEV_API_KEY: DEV_KEY }];
+    for (const env of envs) {
+      const plain = await start(env);
+      for (const [method, path] of [['GET', '/dev/settings'], ['POST', '/dev/token'], ['GET', '/insight'], ['GET', '/insight/api-docs']]) {
+        const answer = await call(plain.url, method!, path!, { token: DEV_KEY, ...(method === 'POST' ? { json: { user_id: admin.userId } } : {}) });
+        expect(answer.status, `${method} ${path} with ${JSON.stringify(env)}`).to.equal(404);
+      }
+    }
+  });
+
+  it('/dev/settings needs the dev key: no token, a wrong key and a JWT (even an admin\'s) are 401', async () => {
+    expectUnauthenticated(await call(dev.url, 'GET', '/dev/settings'));
+    expectUnauthenticated(await call(dev.url, 'GET', '/dev/settings', { token: 'ABCD-EFGH-IJKL-MNOQ' }));
+    expectUnauthenticated(await call(dev.url, 'GET', '/dev/settings', { token: admin.token }));
+    const settings = await call(dev.url, 'GET', '/dev/settings', { token: DEV_KEY });
+    expect(settings.status, JSON.stringify(settings.body)).to.equal(200);
+    expect(settings.body.projectDir).to.equal(EXAMPLE_PROJECT);
+    expect(settings.body.dev).to.deep.include({ enabled: true, apiKey: '[set]' });
+  });
+
+  it('/dev/settings masks every secret', async () => {
+    const settings = await call(dev.url, 'GET', '/dev/settings', { token: DEV_KEY });
+    expect(settings.status).to.equal(200);
+    const text = JSON.stringify(settings.body);
+    const databasePassword = decodeURIComponent(new URL(databaseUrl).password);
+    expect(databasePassword, 'the test database URL carries a password').to.not.equal('');
+    for (const [what, secret] of [['the dev key', DEV_KEY], ['the signing key', SIGNING_KEY], ['the OAuth client secret', OAUTH_SECRET], ['the Redis password', REDIS_PASSWORD], ['the database password', databasePassword]]) {
+      expect(text.includes(secret!), `${what} shows in /dev/settings: ${text}`).to.equal(false);
+    }
+    expect(settings.body.signing_key).to.equal('[set]');
+    // Still useful: where the database and Redis are, without the credentials.
+    expect(settings.body.databaseUrl).to.equal(databaseUrl.replace(`:${new URL(databaseUrl).password}@`, ':***@'));
+    expect(settings.body.redisUrl).to.equal('redis://:***@127.0.0.1:6399/0');
+  });
+
+  it('POST /dev/token mints a working token for an existing user and 404 for an unknown one', async () => {
+    const user = await createUser(dev.url, admin.token, 'tryout@example.com', { tryout: ['runs:read', 'mcp:connect'] });
+    const minted = await call(dev.url, 'POST', '/dev/token', { token: DEV_KEY, json: { user_id: user.id } });
+    expect(minted.status, JSON.stringify(minted.body)).to.equal(200);
+    expect(minted.body).to.include({ token_type: 'bearer' });
+    const me = await call(dev.url, 'GET', '/auth/me', { token: minted.body.access_token });
+    expect(me.status).to.equal(200);
+    expect(me.body).to.deep.include({ user_id: user.id, groups: ['tryout'] });
+    expect(me.body.scopes).to.have.members(['runs:read', 'mcp:connect']);
+    expect((await call(dev.url, 'GET', '/api/runs', { token: minted.body.access_token })).status).to.equal(200);
+
+    expectError(await call(dev.url, 'POST', '/dev/token', { token: DEV_KEY, json: { user_id: '00000000-0000-4000-8000-000000000000' } }), 404, 'NOT_FOUND');
+    expectUnauthenticated(await call(dev.url, 'POST', '/dev/token', { token: admin.token, json: { user_id: user.id } }));
+    expect((await call(dev.url, 'POST', '/dev/token', { token: DEV_KEY, json: { user: user.id } })).status).to.equal(422);
+  });
+
+  it('/insight serves the page, with the svc-dev-key meta tag only under SVC_DEV_AUTO_LOGIN=1', async () => {
+    const page = await call(dev.url, 'GET', '/insight');
+    expect(page.status).to.equal(200);
+    expect(page.headers.get('content-type')).to.match(/^text\/html/);
+    expect(String(page.body)).to.include('svc insight');
+    expect(String(page.body)).to.not.include('<meta name="svc-dev-key"');
+    expect(String(page.body)).to.not.include(DEV_KEY);
+    const docsPage = await call(dev.url, 'GET', '/insight/api-docs');
+    expect(docsPage.status).to.equal(200);
+    expect(String(docsPage.body)).to.include("'API docs'");
+
+    const auto = await start({ ...DEV_ENV, SVC_DEV_AUTO_LOGIN: '1' });
+    const embedded = await call(auto.url, 'GET', '/insight');
+    expect(embedded.status).to.equal(200);
+    expect(String(embedded.body)).to.include(`<meta name="svc-dev-key" content="${DEV_KEY}">`);
+  });
+
+  it('answers 403 to every dev route from an address outside SVC_DEV_IP_ALLOWLIST', async () => {
+    const elsewhere = await start({ ...DEV_ENV, SVC_DEV_AUTO_LOGIN: '1', SVC_DEV_IP_ALLOWLIST: '10.9.9.9' });
+    for (const [method, path] of [['GET', '/dev/settings'], ['POST', '/dev/token'], ['GET', '/insight'], ['GET', '/insight/api-docs']]) {
+      const answer = await call(elsewhere.url, method!, path!, { token: DEV_KEY, ...(method === 'POST' ? { json: { user_id: admin.userId } } : {}) });
+      expectError(answer, 403, 'PERMISSION_DENIED');
+      expect(JSON.stringify(answer.body)).to.not.include(DEV_KEY);
+    }
+    // The allowlist holding loopback lets the same requests through.
+    const loopback = await start({ ...DEV_ENV, SVC_DEV_IP_ALLOWLIST: '10.9.9.9,127.0.0.1' });
+    expect((await call(loopback.url, 'GET', '/dev/settings', { token: DEV_KEY })).status).to.equal(200);
+    expect((await call(loopback.url, 'GET', '/insight')).status).to.equal(200);
+  });
+});

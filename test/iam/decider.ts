@@ -1,0 +1,67 @@
+// given(history).when(command).then(decision | error) for the IAM decider: state folded from events, no I/O.
+import { expect } from 'chai';
+import { AppError, type ErrorCode } from '../../src/kernel/errors.js';
+import { decide, type Decision, type IamCommand, type IamState } from '../../src/iam/decide.js';
+import type { RoleEvent, UniqueValueEvent, UserEvent } from '../../src/iam/events.js';
+import { evolveRole, evolveUniqueOwner, evolveUser, initialRole, initialUser } from '../../src/iam/evolve.js';
+
+/** What the streams a command reads hold before it runs. */
+export interface History {
+  user?: UserEvent[];
+  role?: RoleEvent[];
+  /** Events of each unique-value claim stream, keyed by stream id. */
+  claims?: Record<string, UniqueValueEvent[]>;
+  /** Users holding the role (for role-wide session ends). */
+  holders?: string[];
+  /** Whether the bootstrap stream has its event. */
+  bootstrapped?: boolean;
+  anyUserExists?: boolean;
+}
+
+export function stateOf(history: History): IamState {
+  return {
+    ...(history.user ? { user: history.user.reduce(evolveUser, initialUser) } : {}),
+    ...(history.role ? { role: history.role.reduce(evolveRole, initialRole) } : {}),
+    owners: Object.fromEntries(
+      Object.entries(history.claims ?? {}).map(([stream, events]) => [stream, events.reduce<string | null>(evolveUniqueOwner, null)]),
+    ),
+    holders: history.holders ?? [],
+    bootstrapped: history.bootstrapped ?? false,
+    anyUserExists: history.anyUserExists ?? false,
+  };
+}
+
+export function given(history: History = {}) {
+  return {
+    when(command: IamCommand) {
+      const run = () => decide(command, stateOf(history));
+      return {
+        /** The exact events per stream. */
+        then(expected: Decision): Decision {
+          const decision = run();
+          expect(decision).to.deep.equal(expected);
+          return decision;
+        },
+        /** The decision, for assertions of its own. */
+        decision(): Decision {
+          return run();
+        },
+        thenFails(code: ErrorCode, message?: RegExp): AppError {
+          let caught: unknown;
+          let decision: Decision | undefined;
+          try {
+            decision = run();
+          } catch (error) {
+            caught = error;
+          }
+          if (decision) expect.fail(`expected ${code}, got the decision ${JSON.stringify(decision)}`);
+          expect(caught).to.be.instanceOf(AppError);
+          const appError = caught as AppError;
+          expect(appError.code, appError.message).to.equal(code);
+          if (message) expect(appError.message).to.match(message);
+          return appError;
+        },
+      };
+    },
+  };
+}
