@@ -202,7 +202,7 @@ describe('rebuildProjection', () => {
       expect(samples).to.deep.equal([
         { owner: 'owner 1', balance_cents: 2, tags: ['late', 't1'], opened_at: '2020-01-01T00:01:01.000001Z', version: 3 },
         { owner: 'owner 39', balance_cents: 0, tags: ['t0'], opened_at: '2020-05-24T17:36:40.205Z', version: 1 },
-        { owner: 'again', balance_cents: 4050, tags: [], opened_at: '2030-01-01T00:00:00Z', version: 3 },
+        { owner: 'again', balance_cents: 4050, tags: [], opened_at: '2030-01-01T00:00:00.000Z', version: 3 },
       ]);
     });
   });
