@@ -1,6 +1,7 @@
 // /api/approvals (pending ones the caller may decide), POST /api/approvals/{id}, POST /api/runs/{id}/human/{agent_id}.
 import { Router } from 'express';
 import type { Authenticator } from '../auth/middleware.js';
+import type { Approval } from '../contract/types.js';
 import type { Pool } from '../db/pool.js';
 import { requestMetadata, uuidParam } from '../http/context.js';
 import { NotFoundError } from '../kernel/errors.js';
@@ -22,19 +23,20 @@ const decisionBody = compileValidator<{ decision: string; values?: JsonObject; c
   additionalProperties: false,
 });
 
-export function presentApproval(row: ApprovalRow): JsonObject {
+/** Typed by the contract the client library reads (src/contract/types.ts). */
+export function presentApproval(row: ApprovalRow): Approval {
   return {
     approval_id: row.approval_id,
     run_id: row.run_id,
     step_id: row.step_id,
-    kind: row.kind,
+    kind: row.kind as Approval['kind'],
     workflow: row.workflow,
     title: row.title,
     instruction: row.instruction,
     form: row.form,
     display: row.display,
     required_group: row.required_group,
-    status: row.status,
+    status: row.status as Approval['status'],
     decision: row.decision,
     decided_by: row.decided_by,
     decided_at: row.decided_at,

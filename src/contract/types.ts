@@ -1,15 +1,16 @@
 // The HTTP contract's shapes, shared by the server's answers and the client library (types only).
+// Type aliases, not interfaces: an alias is assignable to the JSON types the server builds bodies with.
 
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 export type JsonRecord = { [key: string]: Json };
 
-export interface TokenResponse {
+export type TokenResponse = {
   access_token: string;
   token_type: 'bearer';
   expires_in: number;
 }
 
-export interface Identity {
+export type Identity = {
   user_id: string;
   groups: string[];
   scopes: string[];
@@ -18,7 +19,7 @@ export interface Identity {
 
 export type RunStatus = 'queued' | 'running' | 'waiting_human' | 'waiting_approval' | 'paused' | 'completed' | 'failed' | 'aborted';
 
-export interface PendingApprovalRef {
+export type PendingApprovalRef = {
   approval_id: string;
   kind: string;
   title: string;
@@ -26,7 +27,7 @@ export interface PendingApprovalRef {
   decide_url: string;
 }
 
-export interface RunDescriptor {
+export type RunDescriptor = {
   id: string;
   workflow: string;
   schema_version: string;
@@ -42,7 +43,7 @@ export interface RunDescriptor {
   approval: PendingApprovalRef | null;
 }
 
-export interface RunEvent {
+export type RunEvent = {
   run_id: string;
   seq: number;
   ts: string;
@@ -53,7 +54,7 @@ export interface RunEvent {
 }
 
 /** One frame of a workflow's client step stream (SSE trigger and gRPC-Web). */
-export interface StepFrame {
+export type StepFrame = {
   event_type: 'step' | 'done' | 'error' | 'suspended';
   step_id?: string;
   kind?: string;
@@ -67,7 +68,7 @@ export interface StepFrame {
   run?: RunDescriptor;
 }
 
-export interface WorkflowSummary {
+export type WorkflowSummary = {
   trigger_path: string;
   trigger_method: string;
   public: boolean;
@@ -75,19 +76,19 @@ export interface WorkflowSummary {
   slow_kinds_present: string[];
 }
 
-export interface WorkflowManifest extends WorkflowSummary {
+export type WorkflowManifest = WorkflowSummary & {
   name: string;
   steps: { id: string; kind: string }[];
 }
 
-export interface WorkflowEnvelope {
+export type WorkflowEnvelope = {
   success: false;
   status_code: number;
   data: JsonRecord | null;
   error: { message: string; details: string };
 }
 
-export interface Approval {
+export type Approval = {
   approval_id: string;
   run_id: string;
   step_id: string;
@@ -101,17 +102,22 @@ export interface Approval {
   status: 'pending' | 'decided' | 'expired';
   decision: string | null;
   decided_by: string | null;
+  decided_at: string | null;
+  values: Json;
+  comment: string | null;
+  created_at: string;
+  expires_at: string | null;
   decide_url: string;
 }
 
-export interface DecisionRequest {
+export type DecisionRequest = {
   decision: 'approve' | 'reject' | 'edit';
   values?: JsonRecord;
   comment?: string;
   edited_args?: JsonRecord;
 }
 
-export interface RunExport {
+export type RunExport = {
   format: 'svc.run/v1';
   run: RunDescriptor;
   workflow: { name: string; schema_version: string; definition: JsonRecord | null };

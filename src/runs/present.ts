@@ -1,4 +1,5 @@
 // What runs and their events look like over HTTP: descriptors, journal events, client step frames.
+import type { RunDescriptor, RunEvent, RunStatus } from '../contract/types.js';
 import type { RecordedEvent } from '../eventstore/types.js';
 import type { JsonObject, JsonValue } from '../kernel/json.js';
 import { publicView } from '../engine/template.js';
@@ -23,16 +24,17 @@ export interface RunRow {
   updated_at: string;
 }
 
-export function runDescriptor(row: RunRow): JsonObject {
+/** Typed by the contract the client library reads (src/contract/types.ts). */
+export function runDescriptor(row: RunRow): RunDescriptor {
   const approval = row.approval;
   return {
     id: row.id,
     workflow: row.workflow,
     schema_version: row.schema_version,
-    status: row.status,
+    status: row.status as RunStatus,
     input: publicView(row.input),
     output: row.output ?? null,
-    error: row.error ?? null,
+    error: (row.error as RunDescriptor['error']) ?? null,
     current_step: row.current_step,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -40,9 +42,9 @@ export function runDescriptor(row: RunRow): JsonObject {
     events_url: `/api/runs/${row.id}/events`,
     approval: approval
       ? {
-          approval_id: approval.approval_id ?? null,
-          kind: approval.kind ?? null,
-          title: approval.title ?? null,
+          approval_id: String(approval.approval_id),
+          kind: String(approval.kind),
+          title: String(approval.title ?? ''),
           form: approval.form ?? null,
           decide_url: `/api/approvals/${String(approval.approval_id)}`,
         }
@@ -51,7 +53,7 @@ export function runDescriptor(row: RunRow): JsonObject {
 }
 
 /** The same descriptor from an in-memory state (answers that cannot wait for a read). */
-export function descriptorOfState(state: RunState): JsonObject {
+export function descriptorOfState(state: RunState): RunDescriptor {
   return runDescriptor({
     id: state.runId,
     workflow: state.workflow,
@@ -81,7 +83,7 @@ export function sanitizePayload(payload: JsonObject): JsonObject {
 }
 
 /** A journal event as SSE `data` and in exports: `{run_id, seq, ts, type, agent_id, engine, payload}`. */
-export function presentRunEvent(event: RecordedEvent): JsonObject {
+export function presentRunEvent(event: RecordedEvent): RunEvent {
   const data = event.data as RunEventData;
   return {
     run_id: event.streamId.slice('run-'.length),

@@ -5,7 +5,7 @@ import type { BrowserContext } from 'playwright-core';
 import type { Service } from '../../src/main.js';
 import { call } from '../support/http.js';
 import { startTestService } from '../support/service.js';
-import { chromiumMissing, DEV_ENV, EXAMPLE_PROJECT, launchChromium, offLoopback, recordingPage } from './helpers.js';
+import { browserOrSkip, chromiumMissing, DEV_ENV, EXAMPLE_PROJECT, launchChromium, offLoopback, recordingPage } from './helpers.js';
 import { operationsOf } from './openapiCheck.js';
 
 describe('docs UIs and the dev console in Chromium', function () {
@@ -24,14 +24,7 @@ describe('docs UIs and the dev console in Chromium', function () {
     await service?.close();
   });
 
-  /** Skips (visibly pending, with the reason in the title) when Chromium is not installed. */
-  function requireChromium(test: Mocha.Context): BrowserContext {
-    if (missing || !browser) {
-      if (test.test) test.test.title += ` [pending: ${missing ?? 'Chromium did not start'}]`;
-      test.skip();
-    }
-    return browser!.browser;
-  }
+  const requireChromium = (test: Mocha.Context): BrowserContext => browserOrSkip(test, browser);
 
   it('Swagger UI at /docs renders every operation, /api/hello among them, from local files only', async function () {
     const context = requireChromium(this);

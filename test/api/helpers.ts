@@ -59,6 +59,15 @@ export async function launchChromium(): Promise<{ browser: BrowserContext; close
   };
 }
 
+/** The browser of a suite, or a visible skip (pending, with the reason in the title) when Chromium is missing. */
+export function browserOrSkip(test: Mocha.Context, launched: { browser: BrowserContext } | undefined): BrowserContext {
+  if (!launched) {
+    if (test.test) test.test.title += ` [pending: ${chromiumMissing() ?? 'Chromium did not start'}]`;
+    test.skip();
+  }
+  return launched!.browser;
+}
+
 /** A new page that records every URL it requests. */
 export async function recordingPage(context: BrowserContext | Browser): Promise<{ page: Page; requested: string[]; failures: string[] }> {
   const page = await context.newPage();
