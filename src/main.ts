@@ -177,7 +177,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
     await sessions.start();
     stops.push(() => sessions.stop());
     const commands = new IamCommands(store, clock);
-    const auth = new AuthService(pool, commands, tokens, settings.tenantIds);
+    const auth = new AuthService(pool, commands, tokens, settings.tenantIds, clock);
     const authenticator = createAuthenticator({ tokens, sessions, settings });
     void warmUpPasswordHashing();
     const federationProviders = new FederationProviders(project.federationProviders, settings, live);

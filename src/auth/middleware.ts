@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import type { Settings } from '../config/settings.js';
 import { PermissionDeniedError, UnauthenticatedError } from '../kernel/errors.js';
-import { NAME_PATTERN } from '../iam/decide.js';
+import { NAME_PATTERN } from '../iam/rules.js';
 import { isAllowed, type AccessRule, type Principal } from './principal.js';
 import type { SessionView } from './sessionView.js';
 import type { TokenClaims, TokenService } from './tokens.js';

@@ -1,12 +1,13 @@
 // Sign-in flows: bootstrap, password login, refresh and logout, each minting or revoking tokens.
 import type { Pool } from '../db/pool.js';
+import type { Clock } from '../kernel/clock.js';
 import { BadRequestError, NotFoundError, UnauthenticatedError } from '../kernel/errors.js';
 import type { IamCommands } from '../iam/handlers.js';
 import { checkPasswordPolicy, hashPassword, verifyPassword } from '../iam/passwords.js';
-import { findLoginCandidate, findUser, grantsOf } from '../iam/queries.js';
+import { findCredentials, findLoginCandidate, findUser, grantsOf } from '../iam/queries.js';
 import type { Principal } from './principal.js';
 import type { MintedToken, TokenService } from './tokens.js';
-import { checkEmail } from '../iam/decide.js';
+import { checkEmail } from '../iam/rules.js';
 
 export interface TokenResponse {
   access_token: string;
@@ -26,6 +27,7 @@ export class AuthService {
     private readonly commands: IamCommands,
     private readonly tokens: TokenService,
     private readonly tenantIds: readonly string[] | undefined,
+    private readonly clock: Clock,
   ) {}
 
   async bootstrap(email: string, password: string, tenant?: string): Promise<{ userId: string; minted: MintedToken }> {
@@ -38,19 +40,26 @@ export class AuthService {
 
   /** Every failure (unknown, inactive, passwordless, wrong password) is the same 401 after the same work. */
   async login(username: string, password: string): Promise<MintedToken> {
+    const issuedAtMs = this.clock.now().getTime();
     const candidate = await findLoginCandidate(this.pool, username);
     const usable = candidate?.is_active ? candidate.hashed_password : null;
     const matches = await verifyPassword(password, usable);
     if (!candidate || !matches) throw new UnauthenticatedError(LOGIN_FAILED_MESSAGE);
-    return this.mintFor(candidate.id);
+    // bcrypt took a while: a password change or deactivation committed meanwhile wins over this login.
+    const current = await findCredentials(this.pool, candidate.id);
+    if (!current?.is_active || current.hashed_password !== candidate.hashed_password) throw new UnauthenticatedError(LOGIN_FAILED_MESSAGE);
+    return this.mintFor(candidate.id, issuedAtMs);
   }
 
+  /** Exchanges a token for a new one, once: of concurrent refreshes of one token, one succeeds. */
   async refresh(principal: Principal): Promise<MintedToken> {
+    const issuedAtMs = this.clock.now().getTime();
     const { jti } = this.requireToken(principal);
     const user = await findUser(this.pool, principal.userId);
     if (!user?.is_active) throw new UnauthenticatedError('Account is not active');
-    await this.commands.revokeToken(jti, principal.userId, expiryOf(principal), { actor: principal.userId });
-    return this.mintFor(user.id);
+    const revoked = await this.commands.revokeToken(jti, principal.userId, expiryOf(principal), { actor: principal.userId });
+    if (!revoked) throw new UnauthenticatedError('Token has been revoked');
+    return this.mintFor(user.id, issuedAtMs);
   }
 
   async logout(principal: Principal): Promise<void> {
@@ -58,12 +67,18 @@ export class AuthService {
     await this.commands.revokeToken(jti, principal.userId, expiryOf(principal), { actor: principal.userId });
   }
 
-  /** Roles and scopes are read now and snapshotted into the token; an unknown user is a 404. */
-  async mintFor(userId: string): Promise<MintedToken> {
+  /**
+   * Roles and scopes are read now and snapshotted into the token; an unknown user is a 404, an
+   * inactive one a 401. The token's `iat` is a moment before the account was read (by default now,
+   * before reading it), so a session end decided after that read refuses the token: a sign-in racing
+   * a deactivation, password change or role removal never outlives it.
+   */
+  async mintFor(userId: string, issuedAtMs = this.clock.now().getTime()): Promise<MintedToken> {
     const user = await findUser(this.pool, userId);
     if (!user) throw new NotFoundError(`User ${userId} not found`);
+    if (!user.is_active) throw new UnauthenticatedError('Account is not active');
     const grants = await grantsOf(this.pool, userId);
-    return this.tokens.mint({ userId, groups: grants.groups, scopes: grants.scopes, tenant: user.tenant });
+    return this.tokens.mint({ userId, groups: grants.groups, scopes: grants.scopes, tenant: user.tenant, issuedAtMs });
   }
 
   /** In a multi-tenant deployment a user belongs to one of SVC_TENANT_IDS (the first by default). */

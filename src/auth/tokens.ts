@@ -27,6 +27,8 @@ export interface MintRequest {
   groups: string[];
   scopes: string[];
   tenant?: string | null;
+  /** `iat` in ms (default: now); sign-in flows pass the moment before they read the account. */
+  issuedAtMs?: number;
 }
 
 export interface MintedToken {
@@ -44,7 +46,7 @@ export class TokenService {
   ) {}
 
   async mint(request: MintRequest): Promise<MintedToken> {
-    const nowMs = this.clock.now().getTime();
+    const nowMs = request.issuedAtMs ?? this.clock.now().getTime();
     const claims: TokenClaims = {
       iss: TOKEN_ISSUER,
       sub: request.userId,

@@ -36,6 +36,13 @@ export type RoleScopesChanged = Event<'RoleScopesChanged', {
   at: string;
 }>;
 export type RoleDeleted = Event<'RoleDeleted', { roleId: string; at: string }>;
+/**
+ * The role's own record of who holds it, written with RoleAssigned/RoleRevoked on the user's stream:
+ * a role change that touches every holder (delete, scope removal) then reads its holders from the
+ * stream it appends to, so a concurrent assignment is a version conflict, never a missed holder.
+ */
+export type RoleHolderAdded = Event<'RoleHolderAdded', { roleId: string; userId: string; at: string }>;
+export type RoleHolderRemoved = Event<'RoleHolderRemoved', { roleId: string; userId: string; at: string }>;
 
 /** A unique value (email, phone number, role name) taken by an owner, or given back. */
 export type UniqueValueClaimed = Event<'UniqueValueClaimed', { owner: string; at: string }>;
@@ -56,8 +63,10 @@ export type UserEvent =
   | UserFederationLinked
   | UserSignedIn
   | UserSessionsEnded;
-export type RoleEvent = RoleCreated | RoleScopesChanged | RoleDeleted;
+export type RoleEvent = RoleCreated | RoleScopesChanged | RoleDeleted | RoleHolderAdded | RoleHolderRemoved;
 export type UniqueValueEvent = UniqueValueClaimed | UniqueValueReleased;
+export type BootstrapEvent = BootstrapCompleted;
+export type TokenEvent = TokenRevoked;
 
 export const userStream = (userId: string) => `user-${userId}`;
 export const roleStream = (roleId: string) => `role-${roleId}`;

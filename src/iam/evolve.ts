@@ -74,9 +74,11 @@ export interface RoleState {
   roleId: string;
   name: string;
   scopes: string[];
+  /** User ids holding the role, in assignment order. */
+  holders: string[];
 }
 
-export const initialRole: RoleState = { exists: false, isDeleted: false, roleId: '', name: '', scopes: [] };
+export const initialRole: RoleState = { exists: false, isDeleted: false, roleId: '', name: '', scopes: [], holders: [] };
 
 export function evolveRole(state: RoleState, event: RoleEvent): RoleState {
   switch (event.type) {
@@ -85,7 +87,11 @@ export function evolveRole(state: RoleState, event: RoleEvent): RoleState {
     case 'RoleScopesChanged':
       return { ...state, scopes: event.data.scopes };
     case 'RoleDeleted':
-      return { ...state, isDeleted: true };
+      return { ...state, isDeleted: true, holders: [] };
+    case 'RoleHolderAdded':
+      return state.holders.includes(event.data.userId) ? state : { ...state, holders: [...state.holders, event.data.userId] };
+    case 'RoleHolderRemoved':
+      return { ...state, holders: state.holders.filter((id) => id !== event.data.userId) };
   }
 }
 

@@ -16,7 +16,8 @@ import {
   type UserEvent,
 } from './events.js';
 import { evolveRole, evolveUniqueOwner, evolveUser, initialRole, initialUser, type RoleState, type UserState } from './evolve.js';
-import { anyUserExists, holdersOfRole } from './queries.js';
+import { anyUserExists } from './queries.js';
+import { SUPERADMIN_ROLE } from './rules.js';
 
 export interface NewUserInput {
   email: string;
@@ -60,75 +61,89 @@ export class IamCommands {
         federatedSub: input.federatedSub ?? null,
         at: this.now(),
       },
-      { user: userStream(userId), claims: [uniqueStream('email', input.email), ...(phoneNumber ? [uniqueStream('phone', phoneNumber)] : [])] },
+      async () => ({ user: userStream(userId), claims: [uniqueStream('email', input.email), ...(phoneNumber ? [uniqueStream('phone', phoneNumber)] : [])] }),
       metadata,
     );
     return userId;
   }
 
   async updateUser(userId: string, changes: UserChanges, metadata?: EventMetadata): Promise<void> {
-    const claims = [
-      ...(changes.email !== undefined ? [uniqueStream('email', changes.email)] : []),
-      ...(changes.phoneNumber ? [uniqueStream('phone', changes.phoneNumber)] : []),
-    ];
-    // The current email/phone claim streams are released, so they are read too (found from the user's stream).
-    const current = foldUser(await this.store.readWholeStream(userStream(userId)));
-    if (current.exists && changes.email !== undefined) claims.push(uniqueStream('email', current.email));
-    if (current.exists && changes.phoneNumber !== undefined && current.phoneNumber) claims.push(uniqueStream('phone', current.phoneNumber));
-    await this.run({ type: 'UpdateUser', userId, ...changes, at: this.now() }, { user: userStream(userId), claims }, metadata);
+    await this.run(
+      { type: 'UpdateUser', userId, ...changes, at: this.now() },
+      async () => {
+        // The current email/phone claim streams are released, so they are read too (found from the user's stream).
+        const current = await this.user(userId);
+        const claims = [
+          ...(changes.email !== undefined ? [uniqueStream('email', changes.email)] : []),
+          ...(changes.phoneNumber ? [uniqueStream('phone', changes.phoneNumber)] : []),
+          ...(current.exists && changes.email !== undefined ? [uniqueStream('email', current.email)] : []),
+          ...(current.exists && changes.phoneNumber !== undefined && current.phoneNumber ? [uniqueStream('phone', current.phoneNumber)] : []),
+        ];
+        return { user: userStream(userId), claims };
+      },
+      metadata,
+    );
   }
 
   async deleteUser(userId: string, metadata?: EventMetadata): Promise<void> {
-    const current = foldUser(await this.store.readWholeStream(userStream(userId)));
-    const claims = current.exists
-      ? [uniqueStream('email', current.email), ...(current.phoneNumber ? [uniqueStream('phone', current.phoneNumber)] : [])]
-      : [];
-    await this.run({ type: 'DeleteUser', userId, at: this.now() }, { user: userStream(userId), claims }, metadata);
+    await this.run(
+      { type: 'DeleteUser', userId, at: this.now() },
+      async () => {
+        const current = await this.user(userId);
+        const claims = current.exists
+          ? [uniqueStream('email', current.email), ...(current.phoneNumber ? [uniqueStream('phone', current.phoneNumber)] : [])]
+          : [];
+        return { user: userStream(userId), claims, heldRoles: current.roleIds };
+      },
+      metadata,
+    );
   }
 
   async assignRole(userId: string, roleId: string, metadata?: EventMetadata): Promise<void> {
-    await this.run({ type: 'AssignRole', userId, roleId, at: this.now() }, { user: userStream(userId), role: roleStream(roleId) }, metadata);
+    await this.run({ type: 'AssignRole', userId, roleId, at: this.now() }, async () => ({ user: userStream(userId), role: roleStream(roleId) }), metadata);
   }
 
   async revokeRole(userId: string, roleId: string, metadata?: EventMetadata): Promise<void> {
-    await this.run({ type: 'RevokeRole', userId, roleId, at: this.now() }, { user: userStream(userId) }, metadata);
+    await this.run({ type: 'RevokeRole', userId, roleId, at: this.now() }, async () => ({ user: userStream(userId), role: roleStream(roleId) }), metadata);
   }
 
   async createRole(input: { name: string; description: string; scopes?: string[] }, metadata?: EventMetadata): Promise<string> {
     const roleId = newId();
     await this.run(
       { type: 'CreateRole', roleId, name: input.name, description: input.description, scopes: input.scopes ?? [], at: this.now() },
-      { role: roleStream(roleId), claims: [uniqueStream('role-name', input.name)] },
+      async () => ({ role: roleStream(roleId), claims: [uniqueStream('role-name', input.name)] }),
       metadata,
     );
     return roleId;
   }
 
   async changeRoleScopes(roleId: string, add: string[], remove: string[], metadata?: EventMetadata): Promise<void> {
-    const holders = await holdersOfRole(this.store.pool, roleId);
-    await this.run({ type: 'ChangeRoleScopes', roleId, add, remove, at: this.now() }, { role: roleStream(roleId), holders: { roleId, userIds: holders } }, metadata);
+    await this.run({ type: 'ChangeRoleScopes', roleId, add, remove, at: this.now() }, () => this.roleWithHolders(roleId), metadata);
   }
 
   async deleteRole(roleId: string, metadata?: EventMetadata): Promise<void> {
-    const role = foldRole(await this.store.readWholeStream(roleStream(roleId)));
-    const holders = await holdersOfRole(this.store.pool, roleId);
-    const claims = role.exists ? [uniqueStream('role-name', role.name)] : [];
-    await this.run({ type: 'DeleteRole', roleId, at: this.now() }, { role: roleStream(roleId), holders: { roleId, userIds: holders }, claims }, metadata);
+    await this.run({ type: 'DeleteRole', roleId, at: this.now() }, () => this.roleWithHolders(roleId, { withNameClaim: true }), metadata);
   }
 
-  /** Creates the first user with the superadmin role; exactly one of racing calls wins. */
+  /** Creates a first user holding the superadmin role while no user exists; exactly one of racing calls wins. */
   async bootstrap(input: { email: string; passwordHash: string; tenant?: string | null }): Promise<{ userId: string; roleId: string }> {
     const userId = newId();
-    const roleId = newId();
-    const exists = await anyUserExists(this.store.pool);
+    const newRoleId = newId();
+    const roleName = uniqueStream('role-name', SUPERADMIN_ROLE);
+    let roleId = newRoleId;
     await this.run(
-      { type: 'Bootstrap', userId, roleId, email: input.email, passwordHash: input.passwordHash, tenant: input.tenant ?? null, at: this.now() },
-      {
-        user: userStream(userId),
-        role: roleStream(roleId),
-        claims: [uniqueStream('email', input.email), uniqueStream('role-name', 'superadmin')],
-        bootstrap: true,
-        anyUserExists: exists,
+      { type: 'Bootstrap', userId, roleId: newRoleId, email: input.email, passwordHash: input.passwordHash, tenant: input.tenant ?? null, at: this.now() },
+      async () => {
+        // A superadmin role left from before every user was deleted is reused.
+        roleId = foldOwner(await this.store.readWholeStream(roleName)) ?? newRoleId;
+        return {
+          user: userStream(userId),
+          role: roleStream(roleId),
+          claims: [uniqueStream('email', input.email), roleName],
+          // Every bootstrap appends to this stream: of two racing, the loser retries and finds a user.
+          extra: [BOOTSTRAP_STREAM],
+          anyUserExists: await anyUserExists(this.store.pool),
+        };
       },
       { actor: userId },
     );
@@ -136,64 +151,85 @@ export class IamCommands {
   }
 
   async linkFederation(userId: string, provider: string, subject: string, metadata?: EventMetadata): Promise<void> {
-    await this.run({ type: 'LinkFederation', userId, provider, subject, at: this.now() }, { user: userStream(userId) }, metadata);
+    await this.run({ type: 'LinkFederation', userId, provider, subject, at: this.now() }, async () => ({ user: userStream(userId) }), metadata);
   }
 
   async recordSignIn(userId: string, method: string, provider: string | null, metadata?: EventMetadata): Promise<void> {
-    await this.run({ type: 'RecordSignIn', userId, method, provider, at: this.now() }, { user: userStream(userId) }, metadata);
+    await this.run({ type: 'RecordSignIn', userId, method, provider, at: this.now() }, async () => ({ user: userStream(userId) }), metadata);
   }
 
-  /** Revokes one token (by its jti); revoking twice is harmless. */
-  async revokeToken(jti: string, userId: string, expiresAt: string | null, metadata?: EventMetadata): Promise<void> {
-    await runCommand(this.store, {
+  /** Revokes one token (by its jti); true only for the call that revoked it (of racing refreshes, one wins). */
+  async revokeToken(jti: string, userId: string, expiresAt: string | null, metadata?: EventMetadata): Promise<boolean> {
+    const { result } = await runCommand(this.store, {
       streams: [tokenStream(jti)],
-      decide: (read) => ({
-        events: read.get(tokenStream(jti))!.length > 0 ? {} : { [tokenStream(jti)]: [{ type: 'TokenRevoked', data: { jti, userId, expiresAt, at: this.now() } }] },
-        result: undefined,
-      }),
+      decide: (read) => {
+        const alreadyRevoked = read.get(tokenStream(jti))!.length > 0;
+        const events = alreadyRevoked ? {} : { [tokenStream(jti)]: [{ type: 'TokenRevoked', data: { jti, userId, expiresAt, at: this.now() } }] };
+        return { events, result: !alreadyRevoked };
+      },
       ...(metadata ? { metadata } : {}),
     });
+    return result;
   }
 
   private now(): string {
     return this.clock.now().toISOString();
   }
 
-  /** Reads the named streams, folds them into IamState, decides, appends. */
-  private async run(
-    command: IamCommand,
-    scope: {
-      user?: string;
-      role?: string;
-      claims?: string[];
-      holders?: { roleId: string; userIds: string[] };
-      bootstrap?: boolean;
-      anyUserExists?: boolean;
-    },
-    metadata?: EventMetadata,
-  ): Promise<void> {
-    const holderStreams = (scope.holders?.userIds ?? []).map(userStream);
-    const streams = [
-      ...(scope.user ? [scope.user] : []),
-      ...(scope.role ? [scope.role] : []),
-      ...(scope.claims ?? []),
-      ...holderStreams,
-      ...(scope.bootstrap ? [BOOTSTRAP_STREAM] : []),
-    ];
+  private async user(userId: string): Promise<UserState> {
+    return foldUser(await this.store.readWholeStream(userStream(userId)));
+  }
+
+  /** The role, its holders' streams (each gets a session end or a revocation) and, to delete it, its name claim. */
+  private async roleWithHolders(roleId: string, options: { withNameClaim?: boolean } = {}): Promise<CommandScope> {
+    const role = foldRole(await this.store.readWholeStream(roleStream(roleId)));
+    return {
+      role: roleStream(roleId),
+      extra: role.holders.map(userStream),
+      claims: options.withNameClaim && role.exists ? [uniqueStream('role-name', role.name)] : [],
+    };
+  }
+
+  /**
+   * Reads the streams `scope` names (asked again after a lost race, since what they are can depend
+   * on state that changed), folds them into IamState, decides, appends.
+   */
+  private async run(command: IamCommand, scopeOf: () => Promise<CommandScope>, metadata?: EventMetadata): Promise<void> {
+    let scope: CommandScope = {};
     await runCommand(this.store, {
-      streams: [...new Set(streams)],
+      streams: async () => {
+        scope = await scopeOf();
+        return [
+          ...(scope.user ? [scope.user] : []),
+          ...(scope.role ? [scope.role] : []),
+          ...(scope.claims ?? []),
+          ...(scope.heldRoles ?? []).map(roleStream),
+          ...(scope.extra ?? []),
+        ];
+      },
       decide: (read) => {
         const state: IamState = {
           ...(scope.user ? { user: foldUser(read.get(scope.user)!) } : {}),
           ...(scope.role ? { role: foldRole(read.get(scope.role)!) } : {}),
+          ...(scope.heldRoles ? { heldRoles: Object.fromEntries(scope.heldRoles.map((id) => [id, foldRole(read.get(roleStream(id))!)])) } : {}),
           owners: Object.fromEntries((scope.claims ?? []).map((c) => [c, foldOwner(read.get(c)!)])),
-          // The read model may lag the streams: a holder is whoever's stream says so now.
-          holders: (scope.holders?.userIds ?? []).filter((id) => foldUser(read.get(userStream(id))!).roleIds.includes(scope.holders!.roleId)),
-          ...(scope.bootstrap ? { bootstrapped: read.get(BOOTSTRAP_STREAM)!.length > 0, anyUserExists: scope.anyUserExists ?? false } : {}),
+          ...(scope.anyUserExists !== undefined ? { anyUserExists: scope.anyUserExists } : {}),
         };
         return { events: decide(command, state), result: undefined };
       },
       ...(metadata ? { metadata } : {}),
     });
   }
+}
+
+/** The streams one attempt of a command reads (and may append to). */
+interface CommandScope {
+  user?: string;
+  role?: string;
+  claims?: string[];
+  /** Role ids whose streams are read as IamState.heldRoles. */
+  heldRoles?: string[];
+  /** Streams read only to append to them (holders' user streams, the bootstrap fence). */
+  extra?: string[];
+  anyUserExists?: boolean;
 }

@@ -52,6 +52,12 @@ export async function findUser(db: Queryable, id: string): Promise<UserRecord | 
   return rows[0];
 }
 
+/** The password hash and active flag of one account, as they are now. */
+export async function findCredentials(db: Queryable, id: string): Promise<LoginCandidate | undefined> {
+  const { rows } = await db.query<LoginCandidate>('SELECT id, hashed_password, is_active FROM iam_users WHERE id = $1', [id]);
+  return rows[0];
+}
+
 /** The account a username (email, case-insensitive, or phone number) names. */
 export async function findLoginCandidate(db: Queryable, username: string): Promise<LoginCandidate | undefined> {
   const { rows } = await db.query<LoginCandidate>(
@@ -86,11 +92,6 @@ export async function findRole(db: Queryable, id: string): Promise<RoleRecord | 
 export async function findRoleByName(db: Queryable, name: string): Promise<RoleRecord | undefined> {
   const { rows } = await db.query<RoleRecord>('SELECT id, name, description, scopes, created_at, updated_at FROM iam_roles WHERE name = $1', [name]);
   return rows[0];
-}
-
-export async function holdersOfRole(db: Queryable, roleId: string): Promise<string[]> {
-  const { rows } = await db.query<{ user_id: string }>('SELECT user_id FROM iam_user_roles WHERE role_id = $1 ORDER BY user_id', [roleId]);
-  return rows.map((r) => r.user_id);
 }
 
 export async function anyUserExists(db: Queryable): Promise<boolean> {

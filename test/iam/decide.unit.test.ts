@@ -26,6 +26,7 @@ const scopesSet = (roleId: string, scopes: string[]): RoleEvent => ({
   type: 'RoleScopesChanged',
   data: { roleId, added: scopes, removed: [], scopes, at: T0 },
 });
+const holderAdded = (roleId: string, userId: string): RoleEvent => ({ type: 'RoleHolderAdded', data: { roleId, userId, at: T0 } });
 const sessionsEnded = (userId: string, reason: string) => ({ type: 'UserSessionsEnded', data: { userId, at: T1, reason } });
 
 function createUser(overrides: Partial<CreateUser> = {}): CreateUser {
@@ -188,10 +189,15 @@ describe('IAM decide', () => {
   });
 
   describe('DeleteUser', () => {
-    it('revokes every role, deletes, ends the sessions and releases email and phone', () => {
-      given({ user: [userCreated('u1', 'Alice@Example.com', '+15550100'), roleAssigned('u1', 'r1'), roleAssigned('u1', 'r2')] })
+    it('revokes every role on both sides, deletes, ends the sessions and releases email and phone', () => {
+      given({
+        user: [userCreated('u1', 'Alice@Example.com', '+15550100'), roleAssigned('u1', 'r1'), roleAssigned('u1', 'r2')],
+        heldRoles: { r1: [roleCreated('r1', 'writer'), holderAdded('r1', 'u1')], r2: [roleCreated('r2', 'reader'), holderAdded('r2', 'u1')] },
+      })
         .when({ type: 'DeleteUser', userId: 'u1', at: T1 })
         .then({
+          'role-r1': [{ type: 'RoleHolderRemoved', data: { roleId: 'r1', userId: 'u1', at: T1 } }],
+          'role-r2': [{ type: 'RoleHolderRemoved', data: { roleId: 'r2', userId: 'u1', at: T1 } }],
           [emailOf('alice@example.com')]: [{ type: 'UniqueValueReleased', data: { owner: 'u1', at: T1 } }],
           [phoneOf('+15550100')]: [{ type: 'UniqueValueReleased', data: { owner: 'u1', at: T1 } }],
           'user-u1': [
@@ -214,10 +220,13 @@ describe('IAM decide', () => {
   describe('AssignRole', () => {
     const role = [roleCreated('r1', 'writer')];
 
-    it('assigns without ending sessions', () => {
+    it('assigns on the user and the role stream, without ending sessions', () => {
       given({ user: [userCreated('u1', 'a@example.com')], role })
         .when({ type: 'AssignRole', userId: 'u1', roleId: 'r1', at: T1 })
-        .then({ 'user-u1': [{ type: 'RoleAssigned', data: { userId: 'u1', roleId: 'r1', at: T1 } }] });
+        .then({
+          'user-u1': [{ type: 'RoleAssigned', data: { userId: 'u1', roleId: 'r1', at: T1 } }],
+          'role-r1': [{ type: 'RoleHolderAdded', data: { roleId: 'r1', userId: 'u1', at: T1 } }],
+        });
     });
 
     it('is idempotent: assigning a held role changes nothing', () => {
@@ -238,10 +247,13 @@ describe('IAM decide', () => {
   });
 
   describe('RevokeRole', () => {
-    it('revokes and ends the sessions', () => {
-      given({ user: [userCreated('u1', 'a@example.com'), roleAssigned('u1', 'r1')] })
+    it('revokes on both streams and ends the sessions', () => {
+      given({ user: [userCreated('u1', 'a@example.com'), roleAssigned('u1', 'r1')], role: [roleCreated('r1', 'writer'), holderAdded('r1', 'u1')] })
         .when({ type: 'RevokeRole', userId: 'u1', roleId: 'r1', at: T1 })
-        .then({ 'user-u1': [{ type: 'RoleRevoked', data: { userId: 'u1', roleId: 'r1', at: T1 } }, sessionsEnded('u1', 'role removed')] });
+        .then({
+          'user-u1': [{ type: 'RoleRevoked', data: { userId: 'u1', roleId: 'r1', at: T1 } }, sessionsEnded('u1', 'role removed')],
+          'role-r1': [{ type: 'RoleHolderRemoved', data: { roleId: 'r1', userId: 'u1', at: T1 } }],
+        });
     });
 
     it('answers 404 when the user does not hold the role', () => {
@@ -296,9 +308,10 @@ describe('IAM decide', () => {
 
   describe('ChangeRoleScopes', () => {
     const role = [roleCreated('r1', 'writer'), scopesSet('r1', ['a:read', 'b:write'])];
+    const heldBy = (...userIds: string[]) => [...role, ...userIds.map((id) => holderAdded('r1', id))];
 
     it("ends every holder's sessions when a scope is removed", () => {
-      given({ role, holders: ['u1', 'u2'] })
+      given({ role: heldBy('u1', 'u2') })
         .when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['c:x'], remove: ['a:read'], at: T1 })
         .then({
           'role-r1': [{ type: 'RoleScopesChanged', data: { roleId: 'r1', added: ['c:x'], removed: ['a:read'], scopes: ['b:write', 'c:x'], at: T1 } }],
@@ -308,7 +321,7 @@ describe('IAM decide', () => {
     });
 
     it('ends nothing when scopes are only granted', () => {
-      given({ role, holders: ['u1'] })
+      given({ role: heldBy('u1') })
         .when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['z:z', 'c:x', 'c:x'], remove: [], at: T1 })
         .then({
           'role-r1': [{ type: 'RoleScopesChanged', data: { roleId: 'r1', added: ['c:x', 'z:z'], removed: [], scopes: ['a:read', 'b:write', 'c:x', 'z:z'], at: T1 } }],
@@ -316,7 +329,7 @@ describe('IAM decide', () => {
     });
 
     it('does nothing for scopes already held or not held', () => {
-      given({ role, holders: ['u1'] }).when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['a:read'], remove: ['nope'], at: T1 }).then({});
+      given({ role: heldBy('u1') }).when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['a:read'], remove: ['nope'], at: T1 }).then({});
     });
 
     it('answers 400 when a scope is both added and removed', () => {
@@ -338,7 +351,7 @@ describe('IAM decide', () => {
 
   describe('DeleteRole', () => {
     it('deletes, releases the name, and revokes it from every holder ending their sessions', () => {
-      given({ role: [roleCreated('r1', 'writer')], holders: ['u1', 'u2'] })
+      given({ role: [roleCreated('r1', 'writer'), holderAdded('r1', 'u1'), holderAdded('r1', 'u2')] })
         .when({ type: 'DeleteRole', roleId: 'r1', at: T1 })
         .then({
           [roleNameOf('writer')]: [{ type: 'UniqueValueReleased', data: { owner: 'r1', at: T1 } }],
@@ -392,13 +405,40 @@ describe('IAM decide', () => {
           'role-r1': [
             { type: 'RoleCreated', data: { roleId: 'r1', name: 'superadmin', description: 'Created by bootstrap', at: T1 } },
             { type: 'RoleScopesChanged', data: { roleId: 'r1', added: ['iam:admin'], removed: [], scopes: ['iam:admin'], at: T1 } },
+            { type: 'RoleHolderAdded', data: { roleId: 'r1', userId: 'u1', at: T1 } },
           ],
           'iam-bootstrap': [{ type: 'BootstrapCompleted', data: { userId: 'u1', roleId: 'r1', at: T1 } }],
         });
     });
 
-    it('answers 409 once bootstrap ran', () => {
-      given({ bootstrapped: true }).when(command).thenFails('ALREADY_EXISTS');
+    it('reopens once every user is gone, reusing the superadmin role and giving it iam:admin back', () => {
+      const survivor = [roleCreated('r0', 'superadmin'), scopesSet('r0', ['runs:read'])];
+      given({ role: survivor, claims: { [roleNameOf('superadmin')]: [claimed('r0')] } })
+        .when(command)
+        .then({
+          [emailOf('root@example.com')]: [{ type: 'UniqueValueClaimed', data: { owner: 'u1', at: T1 } }],
+          'user-u1': [
+            {
+              type: 'UserCreated',
+              data: {
+                userId: 'u1',
+                email: 'root@example.com',
+                phoneNumber: null,
+                passwordHash: '$2b$12$hash',
+                tenant: null,
+                federatedProvider: null,
+                federatedSub: null,
+                at: T1,
+              },
+            },
+            { type: 'RoleAssigned', data: { userId: 'u1', roleId: 'r0', at: T1 } },
+          ],
+          'role-r0': [
+            { type: 'RoleScopesChanged', data: { roleId: 'r0', added: ['iam:admin'], removed: [], scopes: ['iam:admin', 'runs:read'], at: T1 } },
+            { type: 'RoleHolderAdded', data: { roleId: 'r0', userId: 'u1', at: T1 } },
+          ],
+          'iam-bootstrap': [{ type: 'BootstrapCompleted', data: { userId: 'u1', roleId: 'r0', at: T1 } }],
+        });
     });
 
     it('answers 409 while any user exists', () => {

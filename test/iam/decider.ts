@@ -1,7 +1,8 @@
 // given(history).when(command).then(decision | error) for the IAM decider: state folded from events, no I/O.
 import { expect } from 'chai';
 import { AppError, type ErrorCode } from '../../src/kernel/errors.js';
-import { decide, type Decision, type IamCommand, type IamState } from '../../src/iam/decide.js';
+import { decide, type IamCommand, type IamState } from '../../src/iam/decide.js';
+import type { Decision } from '../../src/iam/rules.js';
 import type { RoleEvent, UniqueValueEvent, UserEvent } from '../../src/iam/events.js';
 import { evolveRole, evolveUniqueOwner, evolveUser, initialRole, initialUser } from '../../src/iam/evolve.js';
 
@@ -11,10 +12,8 @@ export interface History {
   role?: RoleEvent[];
   /** Events of each unique-value claim stream, keyed by stream id. */
   claims?: Record<string, UniqueValueEvent[]>;
-  /** Users holding the role (for role-wide session ends). */
-  holders?: string[];
-  /** Whether the bootstrap stream has its event. */
-  bootstrapped?: boolean;
+  /** Streams of the roles the user holds, keyed by role id (for deleting the user). */
+  heldRoles?: Record<string, RoleEvent[]>;
   anyUserExists?: boolean;
 }
 
@@ -25,8 +24,9 @@ export function stateOf(history: History): IamState {
     owners: Object.fromEntries(
       Object.entries(history.claims ?? {}).map(([stream, events]) => [stream, events.reduce<string | null>(evolveUniqueOwner, null)]),
     ),
-    holders: history.holders ?? [],
-    bootstrapped: history.bootstrapped ?? false,
+    ...(history.heldRoles
+      ? { heldRoles: Object.fromEntries(Object.entries(history.heldRoles).map(([id, events]) => [id, events.reduce(evolveRole, initialRole)])) }
+      : {}),
     anyUserExists: history.anyUserExists ?? false,
   };
 }

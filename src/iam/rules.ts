@@ -1,0 +1,64 @@
+// IAM rules every decision shares: value checks, unique-value claims, the existence guards.
+import { AlreadyExistsError, BadRequestError, NotFoundError } from '../kernel/errors.js';
+import type { NewEvent } from '../eventstore/types.js';
+import { uniqueStream, type UniqueKind } from './events.js';
+import type { RoleState, UserState } from './evolve.js';
+
+/** Events to append, keyed by stream id. */
+export type Decision = Record<string, NewEvent[]>;
+
+/** Current owner of each unique value a command claims, keyed by claim stream id (null: free). */
+export type UniqueOwners = Record<string, string | null>;
+
+export const NAME_PATTERN = /^[\w:.\-/]+$/;
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const PHONE_PATTERN = /^\+?[0-9][0-9 ().-]{3,30}$/;
+
+export const SUPERADMIN_ROLE = 'superadmin';
+export const ADMIN_SCOPE = 'iam:admin';
+
+export function checkEmail(email: string): void {
+  if (email.length > 254 || !EMAIL_PATTERN.test(email)) throw new BadRequestError('email is not a valid address');
+}
+
+export function checkPhoneNumber(phone: string): void {
+  if (!PHONE_PATTERN.test(phone)) throw new BadRequestError('phone_number is not a valid phone number');
+}
+
+export function checkName(kind: string, name: string): void {
+  if (name.length === 0 || name.length > 200 || !NAME_PATTERN.test(name)) {
+    throw new BadRequestError(`${kind} "${name}" must match ^[\\w:.\\-/]+$ (at most 200 characters)`);
+  }
+}
+
+export function existingUser(user: UserState | undefined, userId: string): UserState {
+  if (!user?.exists || user.isDeleted) throw new NotFoundError(`User ${userId} not found`);
+  return user;
+}
+
+export function existingRole(role: RoleState | undefined, roleId: string): RoleState {
+  if (!role?.exists || role.isDeleted) throw new NotFoundError(`Role ${roleId} not found`);
+  return role;
+}
+
+export function sessionsEnded(userId: string, at: string, reason: string): NewEvent {
+  return { type: 'UserSessionsEnded', data: { userId, at, reason } };
+}
+
+/** Claims a unique value for `owner`; someone else holding it is a 409. */
+export function claim(decision: Decision, owners: UniqueOwners, kind: UniqueKind, value: string, owner: string, at: string, label: string): void {
+  const stream = uniqueStream(kind, value);
+  const current = owners[stream] ?? null;
+  if (current === owner) return;
+  if (current !== null) throw new AlreadyExistsError(`${label} ${value} already exists`);
+  (decision[stream] ??= []).push({ type: 'UniqueValueClaimed', data: { owner, at } });
+}
+
+export function release(decision: Decision, kind: UniqueKind, value: string, owner: string, at: string): void {
+  (decision[uniqueStream(kind, value)] ??= []).push({ type: 'UniqueValueReleased', data: { owner, at } });
+}
+
+/** Appends `events` to `stream` in the decision, after what it already holds. */
+export function push(decision: Decision, stream: string, ...events: NewEvent[]): void {
+  (decision[stream] ??= []).push(...events);
+}
