@@ -11,7 +11,8 @@ export function decideFederatedLogin(
   byIdentity: AccountRow | undefined,
   byEmail: AccountRow | undefined,
 ): FederatedDecision {
-  const domain = profile.email?.split('@').pop()?.toLowerCase();
+  // Only an address the provider vouches for says which organisation the person belongs to.
+  const domain = profile.emailVerified ? profile.email?.split('@').pop()?.toLowerCase() : undefined;
   if (allowedDomains.length > 0 && (!domain || !allowedDomains.includes(domain))) {
     throw new PermissionDeniedError('This email domain may not sign in here');
   }

@@ -91,7 +91,7 @@ export async function completeLogin(provider: Provider, redirectUri: string, cal
 
 /** oauth4webapi checked iss, aud, nonce and times; the signature is checked here against the key set. */
 async function verifiedIdToken(provider: Provider, idToken: string, issuer: string): Promise<JWTPayload> {
-  if (!provider.jwksUrl) return decodeJwt(idToken);
+  if (!provider.jwksUrl) throw new AppError('INTERNAL', `Provider ${provider.name} has an issuer but no jwks_url`);
   const keys = createRemoteJWKSet(new URL(provider.jwksUrl));
   const { payload } = await jwtVerify(idToken, keys, { issuer, audience: provider.clientId! });
   return payload;
@@ -100,7 +100,9 @@ async function verifiedIdToken(provider: Provider, idToken: string, issuer: stri
 function oidcProfile(provider: Provider, claims: JWTPayload): FederatedProfile {
   const email = typeof claims.email === 'string' ? claims.email : provider.kind === 'microsoft' && typeof claims.preferred_username === 'string' ? claims.preferred_username : null;
   const subject = provider.kind === 'microsoft' ? `${String(claims.tid ?? '')}:${String(claims.oid ?? claims.sub)}` : String(claims.sub);
-  return { subject, email, emailVerified: claims.email_verified === true };
+  // Microsoft sends no email_verified; its optional xms_edov claim says the email's domain owner verified it.
+  const emailVerified = claims.email_verified === true || (provider.kind === 'microsoft' && (claims.xms_edov === true || claims.xms_edov === 1));
+  return { subject, email, emailVerified };
 }
 
 async function getJson(url: string, accessToken: string): Promise<unknown> {

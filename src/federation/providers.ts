@@ -124,6 +124,12 @@ function builtIn(kind: ProviderKind, tenantId: string): Partial<Record<'authUrl'
   }
 }
 
+/**
+ * What an admin-saved document may name as `${VAR}`: a document from the API must not be able to
+ * send any other server secret (the signing key, the database URL) to a URL of its choosing.
+ */
+export const ADMIN_VARIABLE_PREFIX = 'SVC_OAUTH_';
+
 /** Turns a configured document into a Provider; answers the `${VAR}`s that were unset. */
 export function resolveProvider(
   name: string,
@@ -131,7 +137,11 @@ export function resolveProvider(
   source: Provider['source'],
   settings: Pick<Settings, 'environment' | 'oauth'>,
 ): { provider?: Provider; missing: string[]; problems: string[] } {
-  const { value: spec, missing } = interpolateEnvironment(document.spec, settings.environment);
+  const { value: spec, missing, referenced } = interpolateEnvironment(document.spec, settings.environment);
+  const forbidden = source === 'admin' ? referenced.filter((variable) => !variable.startsWith(ADMIN_VARIABLE_PREFIX)) : [];
+  if (forbidden.length > 0) {
+    return { missing: [], problems: [`federation provider ${name}: a document saved through the API may only name \${${ADMIN_VARIABLE_PREFIX}*} variables, not ${[...new Set(forbidden)].join(', ')}`] };
+  }
   if (missing.length > 0) return { missing, problems: [] };
   const fallback = settings.oauth.clientCredentials[name.toLowerCase()] ?? settings.oauth.clientCredentials[spec.provider] ?? {};
   const defaults = builtIn(spec.provider, spec.tenant_id ?? 'common');
@@ -140,6 +150,8 @@ export function resolveProvider(
   const problems: string[] = [];
   if (!authUrl || !tokenUrl) problems.push(`federation provider ${name}: a custom provider needs auth_url and token_url`);
   if (spec.provider === 'custom' && !spec.userinfo_url && !spec.issuer) problems.push(`federation provider ${name}: a custom provider needs userinfo_url or issuer`);
+  // An ID token is only believed with its signature checked: an issuer needs the key set to check it.
+  if ((spec.issuer ?? defaults.issuer) && !(spec.jwks_url ?? defaults.jwksUrl)) problems.push(`federation provider ${name}: an OIDC provider (issuer set) needs jwks_url`);
   if (problems.length > 0) return { missing: [], problems };
   return {
     missing: [],

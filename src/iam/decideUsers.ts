@@ -1,7 +1,7 @@
 // User decisions: accounts, their unique email and phone number, federation links and sign-ins.
 import { AlreadyExistsError, PermissionDeniedError } from '../kernel/errors.js';
 import type { NewEvent } from '../eventstore/types.js';
-import { roleStream, userStream } from './events.js';
+import { federatedIdentity, roleStream, userStream } from './events.js';
 import type { CreateUser, DeleteUser, IamState, LinkFederation, RecordSignIn, UpdateUser } from './decide.js';
 import { checkEmail, checkPhoneNumber, claim, existingUser, push, release, sessionsEnded, type Decision } from './rules.js';
 
@@ -13,6 +13,10 @@ export function createUser(command: CreateUser, state: IamState): Decision {
   const decision: Decision = {};
   claim(decision, owners, 'email', command.email, command.userId, command.at, 'A user with email');
   if (command.phoneNumber !== null) claim(decision, owners, 'phone', command.phoneNumber, command.userId, command.at, 'A user with phone number');
+  if (command.federatedProvider && command.federatedSub) {
+    const identity = federatedIdentity(command.federatedProvider, command.federatedSub);
+    claim(decision, owners, 'federated-identity', identity, command.userId, command.at, 'An account for the identity');
+  }
   push(decision, userStream(command.userId), {
     type: 'UserCreated',
     data: {
@@ -72,6 +76,7 @@ export function deleteUser(command: DeleteUser, state: IamState): Decision {
   const decision: Decision = {};
   release(decision, 'email', user.email, user.userId, command.at);
   if (user.phoneNumber !== null) release(decision, 'phone', user.phoneNumber, user.userId, command.at);
+  if (user.federatedIdentity !== null) release(decision, 'federated-identity', user.federatedIdentity, user.userId, command.at);
   for (const roleId of user.roleIds) {
     push(decision, userStream(user.userId), { type: 'RoleRevoked', data: { userId: user.userId, roleId, at: command.at } });
     const role = state.heldRoles?.[roleId];
@@ -86,14 +91,17 @@ export function deleteUser(command: DeleteUser, state: IamState): Decision {
 export function linkFederation(command: LinkFederation, state: IamState): Decision {
   const user = existingUser(state.user, command.userId);
   // The read model the caller checked may lag: of two identities linking at once, the stream decides.
-  if (user.federatedIdentity !== null && user.federatedIdentity !== `${command.provider} ${command.subject}`) {
+  const identity = federatedIdentity(command.provider, command.subject);
+  if (user.federatedIdentity !== null && user.federatedIdentity !== identity) {
     throw new PermissionDeniedError('An account with this email is already linked to another identity');
   }
-  return {
-    [userStream(user.userId)]: [
-      { type: 'UserFederationLinked', data: { userId: user.userId, provider: command.provider, subject: command.subject, email: user.email, at: command.at } },
-    ],
-  };
+  const decision: Decision = {};
+  claim(decision, state.owners ?? {}, 'federated-identity', identity, user.userId, command.at, 'An account for the identity');
+  push(decision, userStream(user.userId), {
+    type: 'UserFederationLinked',
+    data: { userId: user.userId, provider: command.provider, subject: command.subject, email: user.email, at: command.at },
+  });
+  return decision;
 }
 
 export function recordSignIn(command: RecordSignIn, state: IamState): Decision {

@@ -73,7 +73,10 @@ export const roleStream = (roleId: string) => `role-${roleId}`;
 export const tokenStream = (jti: string) => `token-${jti}`;
 export const BOOTSTRAP_STREAM = 'iam-bootstrap';
 
-export type UniqueKind = 'email' | 'phone' | 'role-name';
+export type UniqueKind = 'email' | 'phone' | 'role-name' | 'federated-identity';
+/** The claim value of a federated identity: one account per (provider, provider subject). */
+export const federatedIdentity = (provider: string, subject: string) => `${provider} ${subject}`;
+
 /** Emails are unique case-insensitively; the claim stream is named by the folded value. */
 export function uniqueStream(kind: UniqueKind, value: string): string {
   return `unique-${kind}:${kind === 'email' ? value.toLowerCase() : value}`;

@@ -7,6 +7,7 @@ import { newId } from '../kernel/ids.js';
 import { decide, type IamCommand, type IamState } from './decide.js';
 import {
   BOOTSTRAP_STREAM,
+  federatedIdentity,
   roleStream,
   tokenStream,
   uniqueStream,
@@ -61,7 +62,14 @@ export class IamCommands {
         federatedSub: input.federatedSub ?? null,
         at: this.now(),
       },
-      async () => ({ user: userStream(userId), claims: [uniqueStream('email', input.email), ...(phoneNumber ? [uniqueStream('phone', phoneNumber)] : [])] }),
+      async () => ({
+        user: userStream(userId),
+        claims: [
+          uniqueStream('email', input.email),
+          ...(phoneNumber ? [uniqueStream('phone', phoneNumber)] : []),
+          ...(input.federatedProvider && input.federatedSub ? [uniqueStream('federated-identity', federatedIdentity(input.federatedProvider, input.federatedSub))] : []),
+        ],
+      }),
       metadata,
     );
     return userId;
@@ -91,7 +99,11 @@ export class IamCommands {
       async () => {
         const current = await this.user(userId);
         const claims = current.exists
-          ? [uniqueStream('email', current.email), ...(current.phoneNumber ? [uniqueStream('phone', current.phoneNumber)] : [])]
+          ? [
+              uniqueStream('email', current.email),
+              ...(current.phoneNumber ? [uniqueStream('phone', current.phoneNumber)] : []),
+              ...(current.federatedIdentity ? [uniqueStream('federated-identity', current.federatedIdentity)] : []),
+            ]
           : [];
         return { user: userStream(userId), claims, heldRoles: current.roleIds };
       },
@@ -151,7 +163,11 @@ export class IamCommands {
   }
 
   async linkFederation(userId: string, provider: string, subject: string, metadata?: EventMetadata): Promise<void> {
-    await this.run({ type: 'LinkFederation', userId, provider, subject, at: this.now() }, async () => ({ user: userStream(userId) }), metadata);
+    await this.run(
+      { type: 'LinkFederation', userId, provider, subject, at: this.now() },
+      async () => ({ user: userStream(userId), claims: [uniqueStream('federated-identity', federatedIdentity(provider, subject))] }),
+      metadata,
+    );
   }
 
   async recordSignIn(userId: string, method: string, provider: string | null, metadata?: EventMetadata): Promise<void> {

@@ -98,6 +98,9 @@ describe('federated login: which account signs in', () => {
     expectError(await signIn(service, fake, 'corp', { sub: 'out-1', email: 'eve@elsewhere.example', email_verified: true }), 403, 'PERMISSION_DENIED');
     expectError(await signIn(service, fake, 'corp', { sub: 'out-2', email: 'eve@corp.example.evil', email_verified: true }), 403, 'PERMISSION_DENIED');
     expectError(await signIn(service, fake, 'corp', { sub: 'out-3', email: null }), 403, 'PERMISSION_DENIED');
+    // An address the provider does not vouch for says nothing about the organisation.
+    expectError(await signIn(service, fake, 'corp', { sub: 'out-4', email: 'eve@corp.example', email_verified: false }), 403, 'PERMISSION_DENIED');
+    expectError(await signIn(service, fake, 'corp', { sub: 'out-5', email: 'eve@corp.example' }), 403, 'PERMISSION_DENIED');
     expect(await countUsers(pool())).to.equal(users);
     const inside = await signInOk(service, fake, 'corp', { sub: 'in-1', email: 'ivy@CORP.example', email_verified: true });
     expect(inside.userId).to.be.a('string');

@@ -130,12 +130,29 @@ describe('federation provider administration', () => {
   });
 
   it('PUT of a document whose ${VAR} is unset saves it but leaves the provider absent', async () => {
-    const doc = { ...partnerDocument('${FAKE_NEVER_SET_SECRET}'), metadata: { name: 'pending' } };
+    const doc = { ...partnerDocument('${SVC_OAUTH_NEVER_SET_SECRET}'), metadata: { name: 'pending' } };
     const put = await api.put('/auth/admin/federation/pending', doc);
     expect(put.status, JSON.stringify(put.body)).to.equal(200);
-    expect(put.body.skipped).to.match(/FAKE_NEVER_SET_SECRET/);
+    expect(put.body.skipped).to.match(/SVC_OAUTH_NEVER_SET_SECRET/);
     expectError(await api.get('/auth/admin/federation/pending'), 404);
     expectError(await call(service.url, 'GET', '/auth/oauth/pending/start'), 404);
+  });
+
+  it('PUT refuses a ${VAR} outside SVC_OAUTH_*: an admin document cannot send the signing key anywhere', async () => {
+    const before = await eventsOfStream(service.kernel.pool, 'federation-exfil');
+    for (const spec of [{ client_id: '${SVC_SIGNING_KEY}' }, { client_secret: '${DATABASE_URL}' }, { scope: 'openid ${HOME}' }]) {
+      const put = await api.put('/auth/admin/federation/exfil', { ...partnerDocument(PARTNER.secret, spec), metadata: { name: 'exfil' } });
+      expectError(put, 400, 'BAD_REQUEST');
+      expect(put.body.detail).to.match(/SVC_OAUTH_/);
+    }
+    expect(await eventsOfStream(service.kernel.pool, 'federation-exfil')).to.deep.equal(before);
+    expectError(await call(service.url, 'GET', '/auth/oauth/exfil/start'), 404);
+  });
+
+  it('PUT refuses an OIDC provider (issuer set) without jwks_url: an ID token is never believed unchecked', async () => {
+    const put = await api.put('/auth/admin/federation/unsigned', { ...partnerDocument(PARTNER.secret, { jwks_url: undefined }), metadata: { name: 'unsigned' } });
+    expectError(put, 400, 'BAD_REQUEST');
+    expect(put.body.detail).to.match(/jwks_url/);
   });
 
   it('DELETE answers 204, then the provider is gone (404); a project-file provider answers 409', async () => {

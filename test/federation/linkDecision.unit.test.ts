@@ -28,7 +28,16 @@ describe('LinkFederation (decider)', () => {
   it('links a password account that has no federated identity yet', () => {
     given({ user: [created(null)] })
       .when(link('google', 'sub-a'))
-      .then({ [`user-${userId}`]: [{ type: 'UserFederationLinked', data: { userId, provider: 'google', subject: 'sub-a', email: 'one@example.com', at: AT } }] });
+      .then({
+        'unique-federated-identity:google sub-a': [{ type: 'UniqueValueClaimed', data: { owner: userId, at: AT } }],
+        [`user-${userId}`]: [{ type: 'UserFederationLinked', data: { userId, provider: 'google', subject: 'sub-a', email: 'one@example.com', at: AT } }],
+      });
+  });
+
+  it('refuses an identity another account holds already (one account per provider subject)', () => {
+    given({ user: [created(null)], claims: { 'unique-federated-identity:google sub-a': [{ type: 'UniqueValueClaimed', data: { owner: 'u-2', at: AT } }] } })
+      .when(link('google', 'sub-a'))
+      .thenFails('ALREADY_EXISTS');
   });
 
   it('refuses a second identity once the stream holds a link (a racing link lost on the read model)', () => {

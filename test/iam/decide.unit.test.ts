@@ -209,6 +209,12 @@ describe('IAM decide', () => {
         });
     });
 
+    it('releases the federated identity, so that identity can sign in again as a new account', () => {
+      const federated: UserEvent = { type: 'UserFederationLinked', data: { userId: 'u1', provider: 'google', subject: 's-1', email: 'a@example.com', at: T0 } };
+      const decision = given({ user: [userCreated('u1', 'a@example.com'), federated] }).when({ type: 'DeleteUser', userId: 'u1', at: T1 }).decision();
+      expect(decision['unique-federated-identity:google s-1']).to.deep.equal([{ type: 'UniqueValueReleased', data: { owner: 'u1', at: T1 } }]);
+    });
+
     it('answers 404 for an unknown user and for a second delete', () => {
       given().when({ type: 'DeleteUser', userId: 'u1', at: T1 }).thenFails('NOT_FOUND');
       given({ user: [userCreated('u1', 'a@example.com'), { type: 'UserDeleted', data: { userId: 'u1', at: T0 } }] })
