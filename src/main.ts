@@ -199,8 +199,8 @@ export async function startService(settings: Settings, logger: Logger, options: 
     });
     await executor.start();
     stops.push(() => executor.stop());
-    const approvals = new ApprovalService(pool, store, executor);
-    const expiry = new ApprovalExpiry({ pool, store, executor, logger, intervalMs: settings.runClaimIntervalMs });
+    const approvals = new ApprovalService(pool, store, executor, clock);
+    const expiry = new ApprovalExpiry({ pool, store, executor, logger, clock, intervalMs: settings.runClaimIntervalMs });
     expiry.start();
     stops.push(() => expiry.stop());
     const versions = new VersionCommands(store, clock, settings.projectDir);

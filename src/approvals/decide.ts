@@ -7,6 +7,8 @@ import type { JsonObject } from '../kernel/json.js';
 import { runEvent } from '../runs/events.js';
 
 export const DECIDE_SCOPE = 'approvals:decide';
+/** The decision the expiry sweep records. */
+export const EXPIRED = 'expired';
 export const DECISIONS: Record<string, readonly string[]> = { human: ['approve', 'reject'], tool: ['approve', 'edit', 'reject'] };
 
 export interface ApprovalGate {
@@ -34,11 +36,18 @@ export interface DecisionInput {
   edited_args?: JsonObject;
 }
 
-/** approval_decided then decision, only while the run still waits on this very approval. */
-export function decideApproval(state: RunState, approvalId: string, input: DecisionInput, decidedBy: string): NewEvent[] {
+/**
+ * approval_decided then decision, only while the run still waits on this very approval and, for a
+ * person's decision, before it expires (the sweep that records the expiry may come a little later).
+ */
+export function decideApproval(state: RunState, approvalId: string, input: DecisionInput, decidedBy: string, now: Date): NewEvent[] {
   if (!state.exists) throw new NotFoundError(`Approval ${approvalId} not found`);
   if (isTerminal(state.status)) throw new ConflictError(`The run is ${state.status}: the approval can no longer be decided`);
   if (state.approval?.approval_id !== approvalId) throw new ConflictError(`Approval ${approvalId} was already decided or expired`);
+  const expiresAt = state.approval.expires_at;
+  if (input.decision !== EXPIRED && expiresAt !== null && Date.parse(expiresAt) <= now.getTime()) {
+    throw new ConflictError(`Approval ${approvalId} expired at ${expiresAt}`);
+  }
   const payload: JsonObject = {
     approval_id: approvalId,
     step_id: state.approval.step_id,

@@ -4,9 +4,10 @@ import { runCommand } from '../eventstore/command.js';
 import type { EventStore } from '../eventstore/store.js';
 import type { RunExecutor } from '../engine/executor.js';
 import { foldRun } from '../engine/state.js';
+import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../kernel/logger.js';
 import { runStream } from '../runs/events.js';
-import { decideApproval } from './decide.js';
+import { decideApproval, EXPIRED } from './decide.js';
 import { expiredApprovals } from './queries.js';
 
 export const EXPIRY_DECIDER = 'system:expiry';
@@ -15,7 +16,7 @@ export class ApprovalExpiry {
   private timer: NodeJS.Timeout | undefined;
   private sweeping = false;
 
-  constructor(private readonly deps: { pool: Pool; store: EventStore; executor: RunExecutor; logger: Logger; intervalMs: number }) {}
+  constructor(private readonly deps: { pool: Pool; store: EventStore; executor: RunExecutor; logger: Logger; clock: Clock; intervalMs: number }) {}
 
   start(): void {
     this.timer = setInterval(() => void this.sweep(), this.deps.intervalMs);
@@ -32,13 +33,15 @@ export class ApprovalExpiry {
     this.sweeping = true;
     let expired = 0;
     try {
-      for (const approval of await expiredApprovals(this.deps.pool, 50)) {
+      // The clock that set expires_at decides when it has passed (not the database's).
+      const now = this.deps.clock.now();
+      for (const approval of await expiredApprovals(this.deps.pool, now, 50)) {
         const stream = runStream(approval.run_id);
         try {
           await runCommand(this.deps.store, {
             streams: [stream],
             decide: (read) => ({
-              events: { [stream]: decideApproval(foldRun(read.get(stream)!), approval.approval_id, { decision: 'expired' }, EXPIRY_DECIDER) },
+              events: { [stream]: decideApproval(foldRun(read.get(stream)!), approval.approval_id, { decision: EXPIRED }, EXPIRY_DECIDER, now) },
               result: undefined,
             }),
             retries: 1,

@@ -54,10 +54,10 @@ export async function findApprovalOfStep(db: Queryable, runId: string, stepId: s
   return rows[0];
 }
 
-export async function expiredApprovals(db: Queryable, limit: number): Promise<ApprovalRow[]> {
+export async function expiredApprovals(db: Queryable, now: Date, limit: number): Promise<ApprovalRow[]> {
   const { rows } = await db.query<ApprovalRow>(
-    `SELECT ${COLUMNS} FROM svc_approvals WHERE status = 'pending' AND expires_at <= now() AND ${STILL_AWAITED} ORDER BY expires_at LIMIT $1`,
-    [limit],
+    `SELECT ${COLUMNS} FROM svc_approvals WHERE status = 'pending' AND expires_at <= $1 AND ${STILL_AWAITED} ORDER BY expires_at LIMIT $2`,
+    [now, limit],
   );
   return rows;
 }

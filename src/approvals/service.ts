@@ -1,6 +1,7 @@
 // Deciding approvals: validate the form, append the decision on the run stream (one winner), resume the run.
 import type { Principal } from '../auth/principal.js';
 import type { Pool } from '../db/pool.js';
+import type { Clock } from '../kernel/clock.js';
 import { runCommand } from '../eventstore/command.js';
 import type { EventStore } from '../eventstore/store.js';
 import type { EventMetadata } from '../eventstore/types.js';
@@ -19,6 +20,7 @@ export class ApprovalService {
     private readonly pool: Pool,
     private readonly store: EventStore,
     private readonly executor: RunExecutor,
+    private readonly clock: Clock,
   ) {}
 
   /** Decides; exactly one of concurrent decisions wins, the others get 409. */
@@ -35,7 +37,7 @@ export class ApprovalService {
     const stream = runStream(approval.run_id);
     await runCommand(this.store, {
       streams: [stream],
-      decide: (read) => ({ events: { [stream]: decideApproval(foldRun(read.get(stream)!), approvalId, input, principal.userId) }, result: undefined }),
+      decide: (read) => ({ events: { [stream]: decideApproval(foldRun(read.get(stream)!), approvalId, input, principal.userId, this.clock.now()) }, result: undefined }),
       // A lost race re-reads the run and finds the approval decided: 409 with a clear reason.
       retries: 2,
       ...(metadata ? { metadata } : {}),

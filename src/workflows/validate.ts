@@ -1,4 +1,5 @@
 // Workflow validation with stable codes (V001...): errors stop boot, warnings are logged.
+import { FIELD_TYPES, type FieldType } from '../models/definition.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { templatePaths } from '../engine/template.js';
 import { ROUTER_OPERATORS } from '../engine/steps/router.js';
@@ -138,6 +139,7 @@ function validateStep(workflow: WorkflowDefinition, step: StepDefinition, ids: S
   }
   if (step.kind === 'APICall' && typeof asRecord(config.http).url !== 'string') add('V001', 'error', 'an APICall needs http.url', step.id);
   if (step.kind === 'Agent') validateAgent(step, ids, input, add);
+  if (step.kind === 'HumanInTheLoop') validateHuman(step, add);
   if (step.kind === 'MCP' && typeof asRecord(config.mcp).tool !== 'string') add('V001', 'error', 'an MCP step needs mcp.tool', step.id);
   for (const { ref, expected } of artifactRefs(step)) {
     const match = /^artifact:\/\/([^@]+)(?:@(.+))?$/.exec(ref);
@@ -150,6 +152,43 @@ function validateStep(workflow: WorkflowDefinition, step: StepDefinition, ids: S
     if (path.length === 0 || !/^[\w$-]+(\.[\w$-]+)*$/.test(path)) add('V008', 'error', `template {{ ${path} }} is not a path`, step.id);
   }
 }
+
+/** The form fields a person fills in take the model field types (FIELD_TYPES); `options` makes an enum. */
+function validateHuman(step: StepDefinition, add: Add): void {
+  const { human_feedback: form, expires_in_s: expiresIn, auth } = step.config;
+  if (expiresIn !== undefined && !(typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0)) {
+    add('V022', 'error', 'expires_in_s must be a positive number of seconds', step.id);
+  }
+  const group = asRecord(auth).required_group;
+  if (group !== undefined && (typeof group !== 'string' || !NAME_PATTERN.test(group))) {
+    add('V021', 'error', `auth.required_group "${String(group)}" must match ^[\\w:.\\-/]+$`, step.id);
+  }
+  if (form === undefined) return;
+  if (!Array.isArray(form)) {
+    add('V022', 'error', 'human_feedback must be a list of fields', step.id);
+    return;
+  }
+  const names = new Set<string>();
+  for (const field of form.map(asRecord)) {
+    const name = field.name;
+    if (typeof name !== 'string' || !FIELD_NAME.test(name)) {
+      add('V022', 'error', `human_feedback field name ${JSON.stringify(name)} must be a plain identifier`, step.id);
+      continue;
+    }
+    if (names.has(name)) add('V022', 'error', `human_feedback field ${name} is listed twice`, step.id);
+    names.add(name);
+    const options = field.options;
+    if (options !== undefined && !(Array.isArray(options) && options.length > 0 && options.every((o) => typeof o === 'string'))) {
+      add('V022', 'error', `human_feedback field ${name}: options must be a non-empty list of strings`, step.id);
+    }
+    const type = field.type ?? 'string';
+    if (options === undefined && (type === 'enum' || !FIELD_TYPES.includes(type as FieldType))) {
+      add('V022', 'error', `human_feedback field ${name}: type ${String(type)} is not one of ${FIELD_TYPES.filter((t) => t !== 'enum').join(', ')} (or give options)`, step.id);
+    }
+  }
+}
+
+const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 const RESERVED_EXITS = ['max_iterations', 'budget_exceeded', 'guardrail_violation', 'aborted'];
 

@@ -147,3 +147,34 @@ describe('approvals: expiry even if no process was running', function () {
     expect(late.status, JSON.stringify(late.body)).to.equal(409);
   });
 });
+
+describe('approvals: a decision after expires_at, before any sweep ran', function () {
+  this.timeout(30_000);
+  let service: Service;
+  let admin: Admin;
+
+  before(async function () {
+    this.timeout(60_000);
+    // The sweep runs once at start and then not for ten minutes: only the decision's own check can refuse.
+    service = await startTestService({ projectDir: HITL_PROJECT, env: { ...ENV, SVC_RUN_CLAIM_INTERVAL_MS: '600000' } });
+    admin = await bootstrapAdmin(service.url);
+  });
+  after(async () => {
+    await service?.close();
+  });
+
+  it('is refused with 409, and the run stays waiting for the expiry to be recorded', async () => {
+    const run = await requestQuick(service.url, admin.token, 'E9');
+    const listed = await call(service.url, 'GET', '/api/approvals', { token: admin.token });
+    const expiresAt = Date.parse((listed.body as any[]).find((a) => a.approval_id === run.approval.approval_id).expires_at);
+    expect(expiresAt).to.be.a('number').and.not.NaN;
+    await sleep(expiresAt - Date.now() + 50);
+    const late = await call(service.url, 'POST', `/api/approvals/${run.approval.approval_id}`, { token: admin.token, json: { decision: 'approve' } });
+    expect(late.status, JSON.stringify(late.body)).to.equal(409);
+    expect(late.body.detail).to.match(/expired at/);
+    const journal = await journalOf(service.url, admin.token, run.id);
+    expect(journal.filter((e) => e.type === 'approval_decided')).to.have.length(0);
+    const current = await call(service.url, 'GET', `/api/runs/${run.id}`, { token: admin.token });
+    expect(current.body.status).to.equal('waiting_human');
+  });
+});

@@ -40,7 +40,7 @@ describe('workflow validation', function () {
 
     it('exits 1 when a project has errors and prints the count', () => {
       expect(invalid.code, invalid.stderr).to.equal(1);
-      expect(invalid.stdout).to.match(/9 workflows, 1 models: 8 errors, 0 warnings/);
+      expect(invalid.stdout).to.match(/10 workflows, 1 models: 9 errors, 0 warnings/);
     });
 
     const expected: [string, string, string | null, RegExp][] = [
@@ -52,6 +52,8 @@ describe('workflow validation', function () {
       ['V010', 'workflows/clash_b.yaml', null, /POST \/api\/same.*clash_a/],
       ['V019', 'workflows/publicscope.yaml', null, /public/],
       ['V021', 'workflows/badscope.yaml', null, /bad scope!/],
+      // A form field type the decision validator cannot compile would make every decision a 500.
+      ['V022', 'workflows/badform.yaml', 'ask', /amount: type number/],
     ];
     for (const [code, file, step, message] of expected) {
       it(`reports ${code} with its file${step ? ' and step' : ''}`, () => {
