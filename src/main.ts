@@ -27,6 +27,7 @@ import { RunExecutor } from './engine/executor.js';
 import { EventStore, LogFollower, WakeUps } from './eventstore/index.js';
 import { createApp } from './http/app.js';
 import { healthRouter } from './http/health.js';
+import { listMountedRoutes, type MountedRoutes } from './http/mountedRoutes.js';
 import { listen, type HttpServer } from './http/server.js';
 import { IamCommands } from './iam/handlers.js';
 import { warmUpPasswordHashing } from './iam/passwords.js';
@@ -128,6 +129,8 @@ export interface Service {
   readonly http: HttpServer;
   readonly url: string;
   readonly executor: RunExecutor;
+  /** The routes and path-scoped middleware the app mounted (the OpenAPI coverage test reads them). */
+  listMountedRoutes(): MountedRoutes;
   close(): Promise<void>;
 }
 
@@ -243,6 +246,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
       http,
       url: http.url,
       executor,
+      listMountedRoutes: () => listMountedRoutes(app),
       async close() {
         await http.close();
         for (const stop of stops.reverse()) await stop();

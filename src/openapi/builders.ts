@@ -9,6 +9,12 @@ export type Operation = OpenAPIV3_1.OperationObject;
  */
 export type PathItem = Partial<Record<'get' | 'post' | 'put' | 'patch' | 'delete', Operation>>;
 
+/** A response header, described by a 3.1 schema (see PathItem for why it is not openapi-types' HeaderObject). */
+export interface Header {
+  description: string;
+  schema: Schema;
+}
+
 export const ref = (name: string): OpenAPIV3_1.ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
 const errorResponse = (description: string): OpenAPIV3_1.ResponseObject => ({
   description,
@@ -23,6 +29,7 @@ export const ERRORS = {
   409: errorResponse('Conflict or already exists'),
   413: errorResponse('Body too large'),
   422: { description: 'Request validation failed', content: { 'application/json': { schema: ref('ValidationError') } } },
+  501: errorResponse('Not configured (for example a federation provider without client credentials)'),
 } satisfies Record<number, OpenAPIV3_1.ResponseObject>;
 
 export interface OperationSpec {
@@ -35,7 +42,7 @@ export interface OperationSpec {
   bodyType?: string;
   query?: { name: string; schema: Schema; description?: string; required?: boolean }[];
   path?: string[];
-  ok: { status: number; description: string; schema?: Schema | OpenAPIV3_1.ReferenceObject; contentType?: string };
+  ok: { status: number; description: string; schema?: Schema | OpenAPIV3_1.ReferenceObject; contentType?: string; headers?: Record<string, Header> };
   errors?: (keyof typeof ERRORS)[];
   extraResponses?: Record<string, OpenAPIV3_1.ResponseObject>;
   operationId: string;
@@ -46,6 +53,7 @@ export function operation(spec: OperationSpec): Operation {
   const responses: OpenAPIV3_1.ResponsesObject = {
     [String(spec.ok.status)]: {
       description: spec.ok.description,
+      ...(spec.ok.headers ? { headers: spec.ok.headers as unknown as Record<string, OpenAPIV3_1.HeaderObject> } : {}),
       ...(spec.ok.schema ? { content: { [spec.ok.contentType ?? 'application/json']: { schema: spec.ok.schema } } } : {}),
     },
     ...(spec.extraResponses ?? {}),

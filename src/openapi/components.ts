@@ -2,6 +2,9 @@
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { anyObject, bool, int, object, ref, str, strings, uuid } from './builders.js';
 
+const httpUrl: OpenAPIV3_1.SchemaObject = { type: 'string', pattern: '^https?://' };
+const registryEntry = { name: str, version: str, enabled: bool };
+
 export const components: OpenAPIV3_1.ComponentsObject = {
   securitySchemes: {
     bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An EdDSA JWT from /auth/token, /auth/bootstrap or /auth/refresh' },
@@ -124,6 +127,72 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         steps: { type: 'array', items: object({ id: str, kind: str }, ['id', 'kind']) },
       },
       ['name', 'trigger_path', 'trigger_method', 'public', 'has_slow_steps', 'slow_kinds_present', 'steps'],
+    ),
+    // The document POST/PUT accepts and reads answer (src/federation/providers.ts providerDocumentSchema).
+    FederationProviderSpec: {
+      ...object(
+        {
+          provider: { type: 'string', enum: ['google', 'github', 'microsoft', 'custom'] },
+          client_id: str,
+          client_secret: { type: 'string', description: 'Reads answer `***` in its place; sending `***` back keeps the stored secret. `${SVC_OAUTH_*}` names an environment variable.' },
+          auth_url: httpUrl,
+          token_url: httpUrl,
+          userinfo_url: httpUrl,
+          issuer: str,
+          jwks_url: httpUrl,
+          emails_url: httpUrl,
+          scope: str,
+          tenant_id: { type: 'string', pattern: '^[A-Za-z0-9.-]{1,64}$' },
+          allowed_domains: strings,
+          default_role: str,
+        },
+        ['provider'],
+      ),
+      additionalProperties: false,
+    },
+    FederationProviderDocument: {
+      ...object(
+        {
+          kind: { type: 'string', const: 'FederationProvider' },
+          version: { type: 'string', const: 'v1' },
+          metadata: { ...object({ name: { type: 'string', description: 'Must equal the name in the path when sent' } }), additionalProperties: false },
+          enabled: { type: 'boolean', default: true },
+          spec: ref('FederationProviderSpec'),
+        },
+        ['spec'],
+      ),
+      additionalProperties: false,
+    },
+    FederationProvider: object(
+      {
+        kind: { type: 'string', const: 'FederationProvider' },
+        version: { type: 'string', const: 'v1' },
+        metadata: object({ name: str }, ['name']),
+        enabled: bool,
+        source: { type: 'string', enum: ['project', 'admin', 'environment'], description: 'project: a file under federation/; admin: saved through this API; environment: SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET' },
+        spec: ref('FederationProviderSpec'),
+        has_credentials: { type: 'boolean', description: 'false: start and callback answer 501' },
+      },
+      ['kind', 'version', 'metadata', 'enabled', 'source', 'spec', 'has_credentials'],
+    ),
+    Registry: object(
+      {
+        workflows: { type: 'array', items: object({ ...registryEntry, file: str }, ['name', 'version', 'enabled', 'file']) },
+        models: { type: 'array', items: object({ ...registryEntry, file: str }, ['name', 'version', 'enabled', 'file']) },
+        artifacts: {
+          type: 'array',
+          items: object({ ...registryEntry, version: { type: ['string', 'null'] }, type: { type: ['string', 'null'] }, source: { type: 'string', enum: ['project', 'upload'] } }, ['name', 'version', 'enabled', 'type', 'source']),
+        },
+        federation_providers: {
+          type: 'array',
+          items: object(
+            { ...registryEntry, provider: { type: 'string', enum: ['google', 'github', 'microsoft', 'custom'] }, source: { type: 'string', enum: ['project', 'admin', 'environment'] } },
+            ['name', 'version', 'enabled', 'provider', 'source'],
+          ),
+        },
+        agent_models: { type: 'array', items: object({ ...registryEntry, model: str, base_url: str }, ['name', 'version', 'enabled', 'model', 'base_url']) },
+      },
+      ['workflows', 'models', 'artifacts', 'federation_providers', 'agent_models'],
     ),
     Health: object({ status: { type: 'string', enum: ['ok', 'degraded'] }, database: str, uptime_s: int, version: str }, ['status', 'database']),
   },

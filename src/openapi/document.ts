@@ -6,6 +6,7 @@ import type { WorkflowRegistry } from '../workflows/registry.js';
 import type { PathItem, Schema } from './builders.js';
 import { components } from './components.js';
 import { modelPaths, workflowPaths } from './dynamicPaths.js';
+import { federationAdminPaths, oauthPaths } from './federationPaths.js';
 import { approvalPaths, artifactPaths, authPaths, iamPaths, runPaths, systemPaths, versionPaths } from './staticPaths.js';
 
 export interface OpenApiSources {
@@ -19,7 +20,9 @@ export function buildOpenApi({ workflows, models, crudEnabled }: OpenApiSources)
   const paths: Record<string, PathItem> = {
     ...systemPaths(),
     ...authPaths(),
+    ...oauthPaths(),
     ...iamPaths(),
+    ...federationAdminPaths(),
     ...workflowPaths(workflows, models, schemas),
     ...runPaths(),
     ...approvalPaths(),

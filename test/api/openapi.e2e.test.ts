@@ -5,7 +5,7 @@ import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, client, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
 import { EXAMPLE_PROJECT, FIXTURE_PROJECT } from './helpers.js';
-import { expectMatches, operationsOf, validateStrictly, type Doc } from './openapiCheck.js';
+import { expectMatches, operationsOf, routeServes, schemaValidator, validateStrictly, type Doc } from './openapiCheck.js';
 
 const openapi = async (service: Service): Promise<Doc> => {
   const answer = await call(service.url, 'GET', '/openapi.json');
@@ -14,6 +14,21 @@ const openapi = async (service: Service): Promise<Doc> => {
   return answer.body as Doc;
 };
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/**
+ * Mounted routes deliberately left out of the document, as `method path`: they are not REST
+ * operations (MCP speaks JSON-RPC over Streamable HTTP), they are the docs UIs themselves, or they
+ * exist only in dev mode. gRPC (Connect under /grpc) is middleware without a path, never a route.
+ */
+const UNDOCUMENTED_ROUTES = [
+  'all /mcp',
+  'get /docs', 'get /redoc', 'get /redoc/redoc.standalone.js',
+  'get /dev/settings', 'post /dev/token', 'get /insight', 'get /insight/api-docs',
+];
+/** Path-scoped middleware serving undocumented paths: Swagger UI assets, the ReDoc folder, the dev-mode gates. */
+const UNDOCUMENTED_MOUNTS = ['/docs', '/redoc', '/dev', '/insight'];
+/** Path-scoped middleware that only guards documented routes (the iam:admin check). */
+const GUARD_MOUNTS = ['/auth/admin', '/admin'];
 const jsonSchemaOf = (content: any) => content?.['application/json']?.schema;
 
 describe('OpenAPI document of the example project', () => {
@@ -89,6 +104,7 @@ describe('OpenAPI document of the example project', () => {
     const publicOps = operationsOf(doc).filter(({ op }) => Array.isArray(op.security) && op.security.length === 0).map(({ path, method }) => `${method} ${path}`);
     expect(publicOps).to.have.members([
       'post /auth/bootstrap', 'post /auth/token', 'get /auth/jwks.json', 'get /health', 'get /openapi.json',
+      'get /auth/oauth/{provider}/start', 'get /auth/oauth/{provider}/callback',
       'post /api/hello', 'post /api/workflows/hello/runs', 'post /api/what-time', 'post /api/workflows/what_time/runs',
     ]);
     // Everything else inherits the document's bearer requirement and documents the 401.
@@ -104,6 +120,97 @@ describe('OpenAPI document of the example project', () => {
       const answer = await call(service.url, method.toUpperCase(), path, method === 'get' ? {} : { json: {} });
       if (op.security === undefined) expect(answer.status, `${method} ${path} without a token`).to.equal(401);
       else expect(answer.status, `${method} ${path} without a token: ${JSON.stringify(answer.body)}`).to.not.equal(401);
+    }
+  });
+
+  it('documents every mounted route and method, except the explicit exclusions', () => {
+    const { routes, middleware } = service.listMountedRoutes();
+    const mounted = routes.map((r) => `${r.method} ${r.path}`);
+    expect(mounted, 'the exclusions are all mounted (a stale entry would hide nothing)').to.include.members(UNDOCUMENTED_ROUTES);
+    const documented = operationsOf(doc);
+    const missing = routes
+      .filter((r) => !UNDOCUMENTED_ROUTES.includes(`${r.method} ${r.path}`))
+      .filter((r) => !documented.some(({ path, method }) => method === r.method && routeServes(r.path, path)))
+      .map((r) => `${r.method} ${r.path}`);
+    expect(missing, 'mounted but not in /openapi.json').to.deep.equal([]);
+    expect(middleware).to.have.members([...UNDOCUMENTED_MOUNTS, ...GUARD_MOUNTS]);
+    for (const guard of GUARD_MOUNTS) expect(documented.some(({ path }) => path.startsWith(`${guard}/`)), `${guard} guards documented routes`).to.equal(true);
+  });
+
+  it('documents only what is served: every operation is a mounted route or a workflow trigger path', () => {
+    const { routes } = service.listMountedRoutes();
+    const unserved = operationsOf(doc)
+      .filter(({ op }) => !String(op.operationId).startsWith('trigger_'))
+      .filter(({ path, method }) => !routes.some((r) => r.method === method && routeServes(r.path, path)))
+      .map(({ path, method }) => `${method} ${path}`);
+    expect(unserved, 'in /openapi.json but not mounted').to.deep.equal([]);
+  });
+
+  it('describes federated sign-in and the federation admin routes as the code answers them', () => {
+    const start = doc.paths['/auth/oauth/{provider}/start'].get;
+    expect(start.security).to.deep.equal([]);
+    expect(Object.keys(start.responses)).to.have.members(['302', '404', '501']);
+    expect(start.responses['302'].headers).to.have.keys('Location', 'Set-Cookie');
+    const callback = doc.paths['/auth/oauth/{provider}/callback'].get;
+    expect(callback.security).to.deep.equal([]);
+    expect(Object.keys(callback.responses)).to.have.members(['200', '302', '400', '403', '404', '501']);
+    expect(jsonSchemaOf(callback.responses['200'].content)).to.deep.equal(ref('TokenResponse'));
+    expect(jsonSchemaOf(callback.responses['501'].content)).to.deep.equal(ref('Error'));
+    expect(callback.parameters.map((p: any) => p.name)).to.include.members(['provider', 'code', 'state']);
+    expect(Object.keys(doc.paths['/auth/admin/federation'])).to.deep.equal(['get']);
+    expect(Object.keys(doc.paths['/auth/admin/federation/{name}'])).to.have.members(['get', 'put', 'delete']);
+    const put = doc.paths['/auth/admin/federation/{name}'].put;
+    expect(jsonSchemaOf(put.requestBody.content)).to.deep.equal(ref('FederationProviderDocument'));
+    expect(put.description).to.include('iam:admin');
+    expect(Object.keys(doc.paths['/auth/admin/federation/{name}'].delete.responses)).to.have.members(['204', '401', '403', '404', '409']);
+    expect(doc.paths['/registry'].get.summary).to.include('federation providers');
+    expect(jsonSchemaOf(doc.paths['/registry'].get.responses['200'].content)).to.deep.equal(ref('Registry'));
+  });
+
+  it('matches the federation answers: admin reads and writes, 501 without credentials, the redirect, /registry', async () => {
+    const admin$ = client(service.url, admin.token);
+    const document = { kind: 'FederationProvider', version: 'v1', enabled: true, spec: { provider: 'custom', auth_url: 'https://idp.invalid/authorize', token_url: 'https://idp.invalid/token', userinfo_url: 'https://idp.invalid/userinfo' } };
+    expectMatches(doc, 'FederationProviderDocument', document);
+    const saved = await admin$.put('/auth/admin/federation/docs_idp', document);
+    expect(saved.status, JSON.stringify(saved.body)).to.equal(200);
+    try {
+      expectMatches(doc, 'FederationProvider', saved.body);
+      expect(saved.body).to.deep.include({ source: 'admin', has_credentials: false });
+      const listed = await admin$.get('/auth/admin/federation');
+      expect(listed.status).to.equal(200);
+      for (const provider of listed.body) expectMatches(doc, 'FederationProvider', provider);
+      expectMatches(doc, 'FederationProvider', (await admin$.get('/auth/admin/federation/docs_idp')).body);
+      const registry = await admin$.get('/registry');
+      expectMatches(doc, 'Registry', registry.body);
+      expect(registry.body.federation_providers).to.deep.include({ name: 'docs_idp', version: 'v1', enabled: true, provider: 'custom', source: 'admin' });
+
+      const noCredentials = await call(service.url, 'GET', '/auth/oauth/docs_idp/start');
+      expect(noCredentials.status).to.equal(501);
+      expectMatches(doc, 'Error', noCredentials.body);
+      const unknown = await call(service.url, 'GET', '/auth/oauth/nobody/callback?code=x&state=y');
+      expect(unknown.status).to.equal(404);
+      expectMatches(doc, 'Error', unknown.body);
+
+      const withSecret = { ...document, spec: { ...document.spec, client_id: 'docs-client', client_secret: 'docs-secret' } };
+      const resaved = await admin$.put('/auth/admin/federation/docs_idp', withSecret);
+      expectMatches(doc, 'FederationProvider', resaved.body);
+      expect(resaved.body.spec.client_secret).to.equal('***');
+      const redirect = await fetch(`${service.url}/auth/oauth/docs_idp/start`, { redirect: 'manual' });
+      expect(redirect.status).to.equal(302);
+      expect(redirect.headers.get('location')).to.match(/^https:\/\/idp\.invalid\/authorize\?/);
+      expect(redirect.headers.get('set-cookie')).to.match(/^svc_oauth_binding=/);
+      const stateless = await call(service.url, 'GET', '/auth/oauth/docs_idp/callback?code=x');
+      expect(stateless.status).to.equal(400);
+      expectMatches(doc, 'Error', stateless.body);
+
+      const skipped = await admin$.put('/auth/admin/federation/pending_idp', { spec: { ...document.spec, client_secret: '${SVC_OAUTH_NEVER_SET_SECRET}' } });
+      expect(skipped.status, JSON.stringify(skipped.body)).to.equal(200);
+      expect(skipped.body).to.have.keys('metadata', 'skipped');
+      const putSchema = jsonSchemaOf(doc.paths['/auth/admin/federation/{name}'].put.responses['200'].content);
+      expect(schemaValidator(doc, putSchema)(skipped.body)).to.equal(true);
+      await admin$.delete('/auth/admin/federation/pending_idp');
+    } finally {
+      expect((await admin$.delete('/auth/admin/federation/docs_idp')).status).to.equal(204);
     }
   });
 

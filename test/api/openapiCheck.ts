@@ -74,3 +74,15 @@ export function expectMatches(doc: Doc, component: string, value: unknown): void
   const validate = schemaValidator(doc, { $ref: `#/components/schemas/${component}` });
   expect(validate(value), `${JSON.stringify(value)} against ${component}: ${JSON.stringify(validate.errors)}`).to.equal(true);
 }
+
+/**
+ * Whether a mounted express route (as an OpenAPI template) serves a documented path: literal
+ * segments are equal, a documented `{param}` is the route's own, and a route parameter may stand
+ * for a literal segment of the document (a dispatcher such as `/models/{model}` serving `/models/ticket/`).
+ * Trailing slashes are ignored, as express (non-strict routing) ignores them.
+ */
+export function routeServes(mounted: string, documented: string): boolean {
+  const route = mounted.replace(/\/+$/, '').split('/');
+  const doc = documented.replace(/\/+$/, '').split('/');
+  return route.length === doc.length && route.every((segment, i) => segment === doc[i] || (segment.startsWith('{') && !doc[i]!.startsWith('{')));
+}

@@ -5,7 +5,7 @@ import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call, client, expectError, expectUnauthenticated, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
-import { createUser, DEV_ENV, DEV_KEY, EXAMPLE_PROJECT } from './helpers.js';
+import { createUser, DEV_ENV, DEV_KEY, EXAMPLE_PROJECT, FIXTURE_PROJECT } from './helpers.js';
 
 describe('GET /registry', () => {
   let service: Service;
@@ -37,7 +37,8 @@ describe('GET /registry', () => {
       ['clock_server', 'no_secrets', 'support_steering', 'triage_prompt'].map((name) => ({ name, version: '1', enabled: true })),
     );
     expect(brief(agentModels)).to.deep.equal([{ name: 'local', version: 'v1', enabled: true }]);
-    expect(registry.body.federation_providers).to.be.an('array');
+    // The example project configures no provider (federation/google.yaml.example is not loaded).
+    expect(registry.body.federation_providers).to.deep.equal([]);
   });
 
   it('follows toggles and uploads', async () => {
@@ -53,6 +54,53 @@ describe('GET /registry', () => {
     } finally {
       expect((await admin$.patch('/admin/workflows/refund/v1/toggle')).body.enabled).to.equal(true);
     }
+  });
+});
+
+describe('GET /registry with federation providers', () => {
+  let service: Service;
+  let admin: Admin;
+  const providersOf = async () => {
+    const registry = await call(service.url, 'GET', '/registry', { token: admin.token });
+    expect(registry.status, JSON.stringify(registry.body)).to.equal(200);
+    return registry.body.federation_providers as Record<string, unknown>[];
+  };
+  before(async () => {
+    // fixture_idp.yaml (enabled) and retired_idp.yaml (enabled: false) in the fixture project, and
+    // github from the SVC_OAUTH_GITHUB_* fallback.
+    service = await startTestService({ projectDir: FIXTURE_PROJECT, env: { SVC_OAUTH_GITHUB_CLIENT_ID: 'gh-client', SVC_OAUTH_GITHUB_CLIENT_SECRET: 'gh-secret' } });
+    admin = await bootstrapAdmin(service.url);
+  });
+  after(async () => {
+    await service?.close();
+  });
+
+  it('lists each provider with its name, version and enabled flag, where it comes from, and no secret', async () => {
+    const providers = await providersOf();
+    expect(providers).to.deep.equal([
+      { name: 'fixture_idp', version: 'v1', enabled: true, provider: 'custom', source: 'project' },
+      { name: 'github', version: 'v1', enabled: true, provider: 'github', source: 'environment' },
+      { name: 'retired_idp', version: 'v1', enabled: false, provider: 'custom', source: 'project' },
+    ]);
+    expect(JSON.stringify(providers)).to.not.include('gh-secret');
+  });
+
+  it('follows providers saved and deleted through the admin API', async () => {
+    const admin$ = client(service.url, admin.token);
+    const spec = { provider: 'custom', auth_url: 'https://idp.invalid/authorize', token_url: 'https://idp.invalid/token', userinfo_url: 'https://idp.invalid/userinfo' };
+    expect((await admin$.put('/auth/admin/federation/fixture_idp', { enabled: false, spec })).status).to.equal(200);
+    expect((await admin$.put('/auth/admin/federation/added_idp', { spec })).status).to.equal(200);
+    try {
+      const providers = await providersOf();
+      expect(providers).to.deep.include({ name: 'fixture_idp', version: 'v1', enabled: false, provider: 'custom', source: 'admin' });
+      expect(providers).to.deep.include({ name: 'added_idp', version: 'v1', enabled: true, provider: 'custom', source: 'admin' });
+    } finally {
+      expect((await admin$.delete('/auth/admin/federation/fixture_idp')).status).to.equal(204);
+      expect((await admin$.delete('/auth/admin/federation/added_idp')).status).to.equal(204);
+    }
+    const restored = await providersOf();
+    expect(restored.map((p) => p.name)).to.deep.equal(['fixture_idp', 'github', 'retired_idp']);
+    expect(restored[0]).to.deep.include({ enabled: true, source: 'project' });
   });
 });
 
