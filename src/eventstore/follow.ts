@@ -117,20 +117,33 @@ export class LogFollower {
       };
       // Subscribe before reading the table so nothing published meanwhile is lost.
       const live = this.tail.subscribe((event) => (replaying ? buffered.push(event) : deliver(event)));
+      let replayRunning = false;
       const replay = async (): Promise<void> => {
-        for (;;) {
-          const page = await this.store.readGlobal(last, PAGE_SIZE, { streamTypes });
-          if (closed) return;
-          for (const event of page) deliver(event);
-          if (page.length < PAGE_SIZE) break;
+        if (!replaying || replayRunning) return;
+        replayRunning = true;
+        try {
+          for (;;) {
+            const page = await this.store.readGlobal(last, PAGE_SIZE, { streamTypes });
+            if (closed) return;
+            for (const event of page) deliver(event);
+            if (page.length < PAGE_SIZE) break;
+          }
+          replaying = false;
+          buffered.splice(0).forEach(deliver);
+        } catch (error) {
+          // A failed read must not end the feed for good (live views would go deaf): live events
+          // stay buffered and the replay goes on from `last` at the next wake-up.
+          this.logger.warn({ err: error }, 'replaying the global log failed; retrying on the next wake-up');
+        } finally {
+          replayRunning = false;
         }
-        replaying = false;
-        buffered.splice(0).forEach(deliver);
       };
-      replay().catch((error: unknown) => subscriber.error(error));
+      const wakes = this.wakes$.subscribe(() => void replay());
+      void replay();
       return () => {
         closed = true;
         live.unsubscribe();
+        wakes.unsubscribe();
       };
     });
   }
