@@ -34,6 +34,7 @@ export class ApprovalService {
     if (input.edited_args !== undefined && !(approval.kind === 'tool' && input.decision === 'edit')) {
       throw new BadRequestError('edited_args only goes with decision "edit" on a tool approval');
     }
+    if (input.decision === 'edit' && input.edited_args === undefined) throw new BadRequestError('decision "edit" needs edited_args');
     const stream = runStream(approval.run_id);
     await runCommand(this.store, {
       streams: [stream],

@@ -206,7 +206,12 @@ export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentR
         return 'stop';
       }
       if (decided.decision === 'reject') return (await recordResult(call, { rejected: true, error: 'a human rejected this tool call' })) ? 'done' : 'stop';
-      if (decided.decision === 'edit' && decided.edited_args) args = decided.edited_args as JsonObject;
+      if (decided.decision === 'edit' && decided.edited_args) {
+        // What a person typed in is checked like what the model asked for.
+        args = decided.edited_args as JsonObject;
+        const editViolation = checkGuardrails(JSON.stringify(args), guards.tools, true);
+        if (editViolation) return fail(`tool guardrail (edited arguments): ${editViolation}`, 'guardrail_violation');
+      }
     }
     if (!calls.has(call.id)) {
       const callEvent = runEvent('tool_call', { iteration, call_id: call.id, tool: tool.ref, args }, { id: step.id, kind: 'Agent' });

@@ -19,6 +19,7 @@ import { runAgent, type AgentDeps, type AgentHost } from './agent.js';
 import { acquireLease, claimRuns, keepLease, releaseLease, renewLeases } from './leases.js';
 import { finalOutcome, stepEvents } from './outcome.js';
 import { evolveRun, foldRun, initialRunState, isTerminal, type RunPrincipal, type RunState } from './state.js';
+import { humanOutcome } from './steps/human.js';
 import { STEP_EXECUTORS } from './steps/index.js';
 import type { StepDeps, StepOutcome } from './steps/types.js';
 
@@ -233,8 +234,9 @@ export class RunExecutor {
       while (!drive.fenced) {
         if (drive.interrupted) {
           drive.interrupted = false;
-          await this.flush(drive);
+          await this.catchUp(drive);
         }
+        if (drive.fenced) break;
         const { status, nextStep } = drive.state;
         if (isTerminal(status) || WAITING.includes(status)) break;
         if (nextStep === null) {
@@ -294,10 +296,7 @@ export class RunExecutor {
   private async runHumanStep(drive: Drive, step: StepDefinition): Promise<void> {
     const decided = drive.state.decided;
     if (decided && decided.step_id === step.id) {
-      const outputKey = typeof step.config.output_key === 'string' ? step.config.output_key : step.id;
-      const value = { decision: decided.decision ?? null, values: decided.values ?? {}, comment: decided.comment ?? null, decided_by: decided.decided_by ?? null };
-      const outcome = { signal: String(decided.decision), changes: { set: { [outputKey]: value }, unset: [] } };
-      for (const event of stepEvents(drive.workflow, step, outcome, 0)) this.push(drive, event);
+      for (const event of stepEvents(drive.workflow, step, humanOutcome(step, decided), 0)) this.push(drive, event);
       await this.flush(drive);
       return;
     }
@@ -338,12 +337,13 @@ export class RunExecutor {
           if (error instanceof DriveStopped) return false;
           throw error;
         }
-        return !drive.fenced && !isTerminal(drive.state.status);
+        // A pause that came in with this append stops the agent here too; it resumes from its journal.
+        return !drive.fenced && !isTerminal(drive.state.status) && drive.state.status !== 'paused';
       },
       checkpoint: async () => {
         if (drive.interrupted) {
           drive.interrupted = false;
-          await this.flush(drive);
+          await this.catchUp(drive);
         }
         return !drive.fenced && !isTerminal(drive.state.status) && drive.state.status !== 'paused';
       },
@@ -434,6 +434,16 @@ export class RunExecutor {
       if (!(await this.reconcile(drive))) throw new DriveStopped('run advanced elsewhere or ended');
     }
     throw new Error(`run ${drive.runId}: too many concurrent changes`);
+  }
+
+  /**
+   * Takes in the control events that arrived (pause, abort, steer) before the next step starts: with
+   * something pending, the append's conflict merges them; with nothing pending there is no append to
+   * conflict, so they are read directly.
+   */
+  private async catchUp(drive: Drive): Promise<void> {
+    if (drive.pending.length > 0) await this.flush(drive);
+    else await this.reconcile(drive);
   }
 
   /** Merges events others appended since our last write; false when this drive must stop. */

@@ -269,6 +269,22 @@ describe('Agent steps: autonomous mode', function () {
       expect(journal.find((e) => e.type === 'approval_decided').payload.edited_args).to.deep.equal({ subject: 'Printer smoking' });
     });
 
+    it('edit: edited arguments pass the tool guardrails too; a denied edit never runs the tool', async () => {
+      const key = 'edit-guarded-44';
+      const { runId, approvalId } = await untilApproval(key, 'never said');
+      expect((await api.post(`/api/approvals/${approvalId}`, { decision: 'edit' })).status, 'edit without edited_args').to.equal(400);
+      const decided = await api.post(`/api/approvals/${approvalId}`, { decision: 'edit', edited_args: { subject: 'x; DROP TABLE users' } });
+      expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
+      // A guardrail exit routed to END fails the run (as for the model's own arguments).
+      const run = await waitForStatus(service.url, admin.token, runId, ['completed', 'failed']);
+      expect(run.status, JSON.stringify(run)).to.equal('failed');
+      expect(run.error.message).to.match(/tool guardrail \(edited arguments\): tool_rules: matches a denied pattern/);
+      const journal = await journalOf(service.url, admin.token, runId);
+      expect(journal.filter((e) => e.type === 'tool_call'), 'the edited call never runs').to.have.length(0);
+      const failed = journal.find((e) => e.type === 'step_completed' && e.agent_id === 'agent');
+      expect(failed.payload.signal).to.equal('guardrail_violation');
+    });
+
     it('reject: the tool never runs and the model is told it was rejected', async () => {
       const key = 'reject-ticket-43';
       const { runId, approvalId } = await untilApproval(key, 'No ticket, then.');

@@ -242,6 +242,37 @@ describe('runs over HTTP', function () {
       expect(firstAfterResume).to.equal(`step_started:s${completedBefore + 1}`);
     });
 
+    it('a pause that commits between two steps stops the run before the next one starts', async () => {
+      // Deterministic: the pause is appended after s1's outcome commits and before the executor
+      // goes on, where no append of its own could conflict and bring the pause in.
+      const store = service.kernel.store;
+      const transact = store.transact.bind(store);
+      let pausedAfterS1: Promise<unknown> | undefined;
+      store.transact = (async (work: Parameters<typeof transact>[0]) => {
+        const result = await transact(work);
+        const events = Array.isArray(result) ? (result as { streamId: string; type: string; data: { agent_id?: string } }[]) : [];
+        const s1 = events.find((e) => e.type === 'step_completed' && e.data.agent_id === 's1');
+        if (s1 && !pausedAfterS1) {
+          pausedAfterS1 = control(operator.token, s1.streamId.slice('run-'.length), 'pause');
+          expect(((await pausedAfterS1) as { status: number }).status).to.equal(200);
+        }
+        return result;
+      }) as typeof store.transact;
+      let runId: string;
+      try {
+        runId = await runAs(admin, '/api/wf/slow?wait=false', { ms: 50 });
+        await waitForStatus(service.url, admin, runId, ['paused', 'completed']);
+      } finally {
+        store.transact = transact;
+      }
+      expect(pausedAfterS1, 'the pause was sent').to.not.equal(undefined);
+      await sleep(300);
+      const types = (await journalOf(service.url, admin, runId)).map((e) => `${e.type}:${e.agent_id}`);
+      expect(types.slice(types.indexOf('step_completed:s1')), types.join(',')).to.deep.equal(['step_completed:s1', 'paused:run']);
+      expect((await control(operator.token, runId, 'resume')).status).to.equal(200);
+      expect((await waitForStatus(service.url, admin, runId, ['completed', 'failed'])).status).to.equal('completed');
+    });
+
     it('abort ends the run as aborted and no step runs afterwards', async () => {
       const runId = await runAs(admin, '/api/wf/slow?wait=false', { ms: 300 });
       await waitForStatus(service.url, admin, runId, ['running']);
