@@ -193,7 +193,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
       store,
       follower,
       workflows,
-      steps: { pool, runners: project.runners, models, records, artifacts },
+      steps: { pool, runners: project.runners, models, records, artifacts, projectDir: settings.projectDir },
       agents: { models: new Map(project.agentModels.map((m) => [m.name, m])), artifacts },
       clock,
       logger,

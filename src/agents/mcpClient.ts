@@ -21,11 +21,17 @@ export interface McpToolResult extends JsonObject {
   content: JsonValue;
 }
 
-export async function callMcpTool(server: McpServerConfig, tool: string, args: JsonObject, timeoutMs: number): Promise<McpToolResult> {
+export async function callMcpTool(server: McpServerConfig, tool: string, args: JsonObject, timeoutMs: number, cwd?: string): Promise<McpToolResult> {
   const client = new Client({ name: 'svc', version: SERVICE_VERSION });
   const transport = server.url
     ? new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } })
-    : new StdioClientTransport({ command: server.command ?? '', args: server.args ?? [], env: { ...minimalEnvironment(), ...(server.env ?? {}) }, stderr: 'ignore' });
+    : new StdioClientTransport({
+        command: server.command ?? '',
+        args: server.args ?? [],
+        env: { ...minimalEnvironment(), ...(server.env ?? {}) },
+        stderr: 'ignore',
+        ...(cwd ? { cwd } : {}),
+      });
   try {
     await client.connect(transport, { timeout: timeoutMs });
     const result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutMs });

@@ -7,6 +7,7 @@ import type { EventMetadata } from '../eventstore/types.js';
 import type { Clock } from '../kernel/clock.js';
 import { AppError, BadRequestError, ConflictError, NotFoundError } from '../kernel/errors.js';
 import type { JsonObject, JsonValue } from '../kernel/json.js';
+import { compileValidator } from '../kernel/validation.js';
 import {
   ARTIFACT_NAME,
   compareArtifactVersions,
@@ -41,6 +42,23 @@ const toArtifact = (row: UploadRow): Artifact => ({
 });
 
 export const artifactStream = (name: string) => `artifact-${name}`;
+
+/**
+ * An uploaded MCP server is reached over HTTP only: a stdio `command` would run a program on this
+ * server for anyone holding artifacts:write, so it can only come from the project's artifacts/ folder.
+ */
+const uploadedMcpServer = compileValidator<JsonObject>(
+  {
+    type: 'object',
+    properties: {
+      url: { type: 'string', pattern: '^https?://', maxLength: 2048 },
+      headers: { type: 'object', additionalProperties: { type: 'string' } },
+    },
+    required: ['url'],
+    additionalProperties: false,
+  },
+  'body',
+);
 
 export class ArtifactCatalog {
   private readonly project: Map<string, Artifact>;
@@ -107,6 +125,12 @@ export class ArtifactCatalog {
       throw new BadRequestError(`a ${type} artifact takes ${isProse ? 'text' : 'a JSON object'} as content`);
     }
     if (contentBytes(content) > MAX_ARTIFACT_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `artifact content is larger than ${MAX_ARTIFACT_BYTES} bytes`);
+    if (type === 'mcp') {
+      if ('command' in (content as JsonObject)) {
+        throw new BadRequestError('an uploaded mcp artifact names a url: a stdio command runs a program on the server, so only the project\'s artifacts/ folder may declare one');
+      }
+      uploadedMcpServer.parse(content);
+    }
     const file = this.project.get(name);
     if (file && file.type !== type) throw new ConflictError(`artifact ${name} is a ${file.type} in the project`);
     const stream = artifactStream(name);

@@ -1,5 +1,6 @@
 // MCP steps against real MCP SDK servers over stdio (a child process) and Streamable HTTP: results into
 // the context (output_key, extract), a timeout and a tool error as the `error` signal, `_last_error` kept inside.
+import { realpathSync } from 'node:fs';
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client } from '../support/http.js';
@@ -13,6 +14,7 @@ describe('MCP steps over stdio and Streamable HTTP', function () {
   const fake = new FakeOpenAi();
   const mcp = new McpHttpServer();
   let service: Service;
+  let projectDir: string;
   let token: string;
   let api: ReturnType<typeof client>;
 
@@ -20,7 +22,8 @@ describe('MCP steps over stdio and Streamable HTTP', function () {
     this.timeout(60_000);
     await fake.start();
     await mcp.start();
-    service = await startTestService({ projectDir: agentProject(mcp.url), env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
+    projectDir = agentProject(mcp.url);
+    service = await startTestService({ projectDir, env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
     token = (await bootstrapAdmin(service.url)).token;
     api = client(service.url, token);
   });
@@ -39,6 +42,12 @@ describe('MCP steps over stdio and Streamable HTTP', function () {
     expect(privateKeys(journal), 'the journal as served leaks engine-owned keys').to.deep.equal([]);
     return { ...result, elapsedMs, journal };
   }
+
+  it('stdio: the server starts in the project folder, so project-relative arguments resolve', async () => {
+    const run = await trigger('stdio', { op: 'where' });
+    expect(run.status, JSON.stringify(run.body)).to.equal(201);
+    expect(realpathSync(run.body.raw.cwd)).to.equal(realpathSync(projectDir));
+  });
 
   for (const transport of ['stdio', 'http']) {
     describe(transport, () => {

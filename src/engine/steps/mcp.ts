@@ -21,7 +21,7 @@ export const executeMcp: StepExecutor = async ({ step, context }, deps) => {
       if (!deps.artifacts) return errorOutcome('no artifact catalog to resolve the MCP server', { step: step.id });
       const server = await deps.artifacts.resolve(config.server, 'mcp');
       if (!server) return errorOutcome(`mcp.server must be an artifact:// reference to an mcp artifact`, { step: step.id });
-      result = await callMcpTool(server.content as McpServerConfig, tool, args, timeoutMs);
+      result = await callMcpTool(server.content as McpServerConfig, tool, args, timeoutMs, deps.projectDir);
     }
   } catch (error) {
     return { ...errorOutcome(`MCP ${tool} failed: ${(error as Error).message}`, { step: step.id }), journal: { request } };

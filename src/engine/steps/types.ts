@@ -39,6 +39,8 @@ export interface StepDeps {
   records: RecordCommands;
   artifacts?: ArtifactCatalog;
   recorded?: RecordedAnswers;
+  /** Where stdio MCP servers start, so their project-relative arguments resolve (default: the process's cwd). */
+  projectDir?: string;
 }
 
 export type StepExecutor = (input: StepInput, deps: StepDeps, tx?: EventTransaction) => Promise<StepOutcome>;

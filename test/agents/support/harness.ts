@@ -27,9 +27,23 @@ export function copyProject(source: string, files: Record<string, string> = {}):
   return dir;
 }
 
-/** The agent project with `http_tools` pointing at a live Streamable HTTP MCP server. */
+/**
+ * The agent project with `http_tools` pointing at a live Streamable HTTP MCP server. The copy lives
+ * outside the repository, so the stdio server is named by its absolute path (its imports resolve
+ * from there), while it still starts in the copy's folder.
+ */
 export function agentProject(mcpUrl: string): string {
   return copyProject(AGENT_PROJECT, {
+    'artifacts/mcp.yaml': [
+      'kind: Artifact',
+      'metadata: {name: stdio_tools, version: "1", description: The stdio MCP server of the agent tests.}',
+      'spec:',
+      '  type: mcp',
+      '  content:',
+      '    command: node',
+      `    args: [${JSON.stringify(path.join(FIXTURES, 'mcp-tools-server.mjs'))}]`,
+      '',
+    ].join('\n'),
     'artifacts/http_tools.yaml': [
       'kind: Artifact',
       'metadata: {name: http_tools, version: "1", description: The live Streamable HTTP MCP server.}',
