@@ -8,6 +8,9 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 
 export const ajv = new Ajv({ allErrors: true, strict: true, coerceTypes: false, useDefaults: false });
 addFormats(ajv);
+/** For inputs that arrive as query-string text (GET triggers): "3" is read as the integer 3. */
+const coercingAjv = new Ajv({ allErrors: true, strict: true, coerceTypes: true, useDefaults: false });
+addFormats(coercingAjv);
 
 export type Location = 'body' | 'query' | 'path';
 
@@ -19,8 +22,8 @@ export interface Validator<T> {
 }
 
 /** Compiles once; `location` prefixes every `loc` (FastAPI-style, e.g. ['body', 'email']). */
-export function compileValidator<T>(schema: object, location: Location = 'body'): Validator<T> {
-  const validate: ValidateFunction = ajv.compile(schema);
+export function compileValidator<T>(schema: object, location: Location = 'body', options: { coerceText?: boolean } = {}): Validator<T> {
+  const validate: ValidateFunction = (options.coerceText ? coercingAjv : ajv).compile(schema);
   const issues = (value: unknown): ValidationIssue[] => (validate(value) ? [] : (validate.errors ?? []).map((e) => toIssue(e, location)));
   const check = ((value: unknown) => validate(value)) as Validator<T>;
   check.issues = issues;

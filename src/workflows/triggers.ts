@@ -55,12 +55,15 @@ export function triggerRouter(deps: TriggerDeps): Router {
   const router = Router();
   const inputValidators = new WeakMap<WorkflowDefinition, Validator<JsonObject>>();
   const inputOf = (req: Request, workflow: WorkflowDefinition): JsonObject => {
-    const raw = workflow.trigger.method === 'GET' ? { ...(req.query as JsonObject) } : (req.body === undefined ? {} : req.body);
+    const fromQuery = workflow.trigger.method === 'GET';
+    // A GET's input is its query string, less the trigger's own `wait` parameter; its values are text.
+    const raw = fromQuery ? withoutWait(req.query as JsonObject) : req.body === undefined ? {} : req.body;
     if (!isJsonObject(raw)) throw new ValidationError([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
     let validator = inputValidators.get(workflow);
     if (!validator) {
       const resolved = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', deps.models);
-      validator = compileValidator<JsonObject>('schema' in resolved ? resolved.schema : { type: 'object' });
+      const schema = 'schema' in resolved ? resolved.schema : { type: 'object' };
+      validator = compileValidator<JsonObject>(schema, fromQuery ? 'query' : 'body', { coerceText: fromQuery });
       inputValidators.set(workflow, validator);
     }
     return validator.parse(raw);
@@ -101,6 +104,11 @@ export function triggerRouter(deps: TriggerDeps): Router {
     await trigger(req, res, workflow, 'http');
   });
   return router;
+}
+
+function withoutWait(query: JsonObject): JsonObject {
+  const { wait: _wait, ...input } = query;
+  return input;
 }
 
 async function settleWithin(finished: Promise<RunState>, timeoutMs: number): Promise<RunState | undefined> {

@@ -54,6 +54,21 @@ describe('workflow triggers over HTTP', function () {
       expect(Object.keys(done.output.began)).to.deep.equal(['s1', 's2', 's3', 's4', 's5']);
     });
 
+    it('GET: the query string is the input, read as the schema types; ?wait=false is the trigger\'s own', async () => {
+      const answered = await api.get('/api/wf/lookup?n=42&exact=true');
+      expect(answered.status, JSON.stringify(answered.body)).to.equal(201);
+      expect(answered.body).to.deep.equal({ n: 42, exact: true });
+      const accepted = await api.get('/api/wf/lookup?n=7&wait=false');
+      expect(accepted.status, JSON.stringify(accepted.body)).to.equal(202);
+      const done = await waitForStatus(service.url, admin, accepted.body.id, ['completed', 'failed']);
+      expect(done.input).to.deep.equal({ n: 7 });
+      const bad = await api.get('/api/wf/lookup?n=seven');
+      expect(bad.status).to.equal(422);
+      expect(bad.body.detail[0]).to.include({ type: 'int_type' });
+      expect(bad.body.detail[0].loc).to.deep.equal(['query', 'n']);
+      expect((await api.get('/api/wf/lookup')).body.detail[0]).to.deep.include({ loc: ['query', 'n'], type: 'missing' });
+    });
+
     it('a run outliving SVC_SYNC_TIMEOUT_MS answers 202 and still completes', async () => {
       const started = Date.now();
       const result = await api.post('/api/wf/slow', {});
