@@ -87,6 +87,9 @@ export function loadSettings(env: Source = process.env, cwd: string = process.cw
   if (source.SVC_SIGNING_KEY === undefined && source.SVC_BISCUIT_PRIVATE_KEY !== undefined) {
     warnings.push('SVC_BISCUIT_PRIVATE_KEY is deprecated: rename it to SVC_SIGNING_KEY');
   }
+  if (source.SVC_REDIS_URL !== undefined) {
+    warnings.push('SVC_REDIS_URL is accepted but not used: revocations, session ends and wake-ups travel through the PostgreSQL log to every worker');
+  }
   if (signingKey !== undefined && !/^[0-9a-fA-F]{64}$/.test(signingKey)) {
     problems.push('SVC_SIGNING_KEY must be 64 hex characters (a 32-byte Ed25519 private key)');
   }

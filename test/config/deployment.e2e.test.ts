@@ -50,32 +50,31 @@ describe('deployment files', () => {
   const replicas = Object.entries(compose.services).filter(([, s]) => s.build !== undefined);
 
   describe('docker-compose.yml', () => {
-    it('runs PostgreSQL 16 and Redis, each with a healthcheck', () => {
+    it('runs PostgreSQL 16 with a healthcheck, and no Redis (the log carries revocations to every replica)', () => {
       expect(compose.services.postgres?.image).to.match(/^postgres:16(\.|-|$)/);
-      expect(compose.services.redis?.image).to.match(/^redis(:|$)/);
       expect(compose.services.postgres?.healthcheck?.test.join(' ')).to.include('pg_isready');
-      expect(compose.services.redis?.healthcheck?.test.join(' ')).to.include('ping');
+      expect(compose.services.redis).to.equal(undefined);
     });
 
-    it('runs two replicas built from the Dockerfile, after healthy PostgreSQL and Redis, on distinct host ports', () => {
+    it('runs two replicas built from the Dockerfile, after a healthy PostgreSQL, on distinct host ports', () => {
       expect(replicas).to.have.length(2);
       for (const [name, service] of replicas) {
         expect(service.build, name).to.deep.equal({ context: '.', dockerfile: 'Dockerfile' });
-        expect(service.depends_on, name).to.deep.equal({ postgres: { condition: 'service_healthy' }, redis: { condition: 'service_healthy' } });
+        expect(service.depends_on, name).to.deep.equal({ postgres: { condition: 'service_healthy' } });
         expect(service.healthcheck?.test.slice(0, 3), name).to.deep.equal(['CMD', 'node', '-e']);
       }
       const hostPorts = replicas.map(([, s]) => s.ports?.[0]?.split(':').slice(0, -1).join(':'));
       expect(new Set(hostPorts).size).to.equal(2);
     });
 
-    it('gives both replicas the same valid settings: 0.0.0.0, the postgres service, Redis, one shared signing key', () => {
+    it('gives both replicas the same valid settings: 0.0.0.0, the postgres service, one shared signing key', () => {
       const vars = { SVC_SIGNING_KEY: 'ab'.repeat(32) };
       const environments = replicas.map(([, s]) => Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, interpolate(String(v), vars)])));
       expect(environments[0]).to.deep.equal(environments[1]);
       const settings = loadSettings(environments[0]!, REPO);
       expect(settings.host).to.equal('0.0.0.0');
       expect(new URL(settings.databaseUrl!).hostname).to.equal('postgres');
-      expect(new URL(settings.redisUrl!).hostname).to.equal('redis');
+      expect(settings.redisUrl).to.equal(undefined);
       expect(settings.signingKeyHex).to.equal(vars.SVC_SIGNING_KEY);
       // Without a shared key each replica would sign with its own ephemeral one.
       expect(() => replicas.map(([, s]) => interpolate(s.environment?.SVC_SIGNING_KEY ?? '', {}))).to.throw(/SVC_SIGNING_KEY is required/);

@@ -87,6 +87,7 @@ describe('loadSettings', () => {
       expect(settings.tenantIds).to.deep.equal(['acme', 'globex']);
       expect(settings.exposeModelCrud).to.equal(false);
       expect(settings.redisUrl).to.equal('redis://cache:6379');
+      expect(settings.warnings.join('\n')).to.match(/SVC_REDIS_URL is accepted but not used/);
       expect(settings.oauth.clientCredentials).to.deep.equal({
         github: { clientId: 'gh-id', clientSecret: 'gh-secret' },
         azure_ad: { clientId: 'az-id' },
