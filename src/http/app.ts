@@ -5,6 +5,7 @@ import { pinoHttp } from 'pino-http';
 import { rejectForbiddenKeys } from '../kernel/json.js';
 import type { Logger } from '../kernel/logger.js';
 import { errorHandler, notFoundHandler } from './errors.js';
+import { parseQueryString } from './queryString.js';
 
 export interface AppOptions {
   logger: Logger;
@@ -18,7 +19,7 @@ export function createApp({ logger, bodyLimitBytes, routers }: AppOptions): expr
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('query parser', 'extended');
+  app.set('query parser', parseQueryString);
   app.use(
     pinoHttp({
       logger,

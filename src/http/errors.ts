@@ -29,6 +29,12 @@ interface BodyParserError extends Error {
   status?: number;
 }
 
+/** A PostgreSQL error (pg's DatabaseError carries a SQLSTATE `code` and a `severity`) of class 22, data exception. */
+function isDataException(error: unknown): error is Error & { code: string } {
+  const fields = error as { code?: unknown; severity?: unknown } | undefined;
+  return error instanceof Error && typeof fields?.code === 'string' && /^22[0-9A-Z]{3}$/.test(fields.code) && typeof fields.severity === 'string';
+}
+
 export function statusOf(error: AppError): number {
   return STATUS_BY_CODE[error.code];
 }
@@ -48,6 +54,9 @@ export function toAppError(error: unknown): AppError {
   if (typeof parserError?.type === 'string' && typeof parserError.status === 'number' && parserError.status < 500) {
     return new AppError('BAD_REQUEST', parserError.message);
   }
+  // Safety net behind validation: a value the database refuses as data (SQLSTATE class 22: out of
+  // range, bad encoding, invalid datetime...) came with the request.
+  if (isDataException(error)) return new AppError('BAD_REQUEST', 'A value in the request is not valid for the database', { sqlstate: error.code }, { cause: error });
   return new AppError('INTERNAL', 'Internal server error', {}, { cause: error });
 }
 
@@ -55,6 +64,7 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   const appError = toAppError(error);
   const status = statusOf(appError);
   if (status >= 500) req.log?.error({ err: appError.cause ?? appError }, 'request failed');
+  else if (isDataException(appError.cause)) req.log?.warn({ err: appError.cause }, 'the database refused a request value that validation let through');
   if (res.headersSent) {
     res.end();
     return;

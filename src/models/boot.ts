@@ -2,7 +2,7 @@
 import type { Pool } from '../db/pool.js';
 import type { ProjectDocument } from '../project/documents.js';
 import type { RowProjection } from '../projections/types.js';
-import { parseModelDefinition, type ModelDefinition } from './definition.js';
+import { parseModelDefinition, type ModelDefinition, type RelationDefinition } from './definition.js';
 import { recordProjection } from './records.js';
 import { planModelTable } from './tables.js';
 
@@ -32,12 +32,39 @@ export function parseModels(documents: ProjectDocument[]): { models: ModelDefini
     const keys = new Set(versions.map((m) => m.primaryKey.name));
     if (keys.size > 1) problems.push(`table ${table}: versions disagree on the primary key`);
   }
+  for (const [slug, versions] of groupBy(models, (m) => m.slug)) {
+    const names = new Set(versions.map((m) => m.name));
+    if (names.size > 1) problems.push(`model names ${[...names].join(', ')} differ only in case: they would share /models/${slug}/ and its scopes`);
+  }
   for (const model of models) {
-    for (const relation of model.relations) {
-      if (!models.some((m) => m.name === relation.model)) problems.push(`${model.file}: relation ${relation.name} names unknown model ${relation.model}`);
-    }
+    for (const relation of model.relations) problems.push(...relationProblems(model, relation, models));
   }
   return { models, problems };
+}
+
+/** The related model must exist; a one_to_many key is a uuid field of it (many_to_one keys are checked with their own model). */
+function relationProblems(model: ModelDefinition, relation: RelationDefinition, models: ModelDefinition[]): string[] {
+  const related = models.filter((m) => m.name === relation.model);
+  const prefix = `${model.file}: relation ${relation.name}`;
+  if (related.length === 0) return [`${prefix} names unknown model ${relation.model}`];
+  if (relation.type !== 'one_to_many') return [];
+  const keys = related.flatMap((m) => m.fields.filter((f) => f.name === relation.foreignKey));
+  if (keys.length === 0) return [`${prefix}: foreign_key ${relation.foreignKey} is not a field of ${relation.model}`];
+  if (keys.some((f) => f.type !== 'uuid')) return [`${prefix}: foreign_key ${relation.foreignKey} of ${relation.model} must be of type uuid`];
+  return [];
+}
+
+/** Per table, the columns relations look records up by: many_to_one keys on their own table, one_to_many keys on the related one. */
+function foreignKeysByTable(models: ModelDefinition[]): Map<string, string[]> {
+  const keys = new Map<string, string[]>();
+  const add = (table: string, column: string) => keys.set(table, [...(keys.get(table) ?? []), column]);
+  for (const model of models) {
+    for (const relation of model.relations) {
+      if (relation.type === 'many_to_one') add(model.tablename, relation.foreignKey);
+      else for (const related of models.filter((m) => m.name === relation.model)) add(related.tablename, relation.foreignKey);
+    }
+  }
+  return keys;
 }
 
 /** Creates or extends every model table; refuses (throws) anything destructive, touching nothing. */
@@ -48,7 +75,8 @@ export async function prepareModelTables(pool: Pool, models: ModelDefinition[]):
     await client.query('BEGIN');
     await client.query("SELECT pg_advisory_xact_lock(hashtext('svc.model-tables'))");
     const plans = [];
-    for (const [table, versions] of groupByTable(models)) plans.push(await planModelTable(client, table, versions));
+    const foreignKeys = foreignKeysByTable(models);
+    for (const [table, versions] of groupByTable(models)) plans.push(await planModelTable(client, table, versions, foreignKeys.get(table)));
     const problems = plans.flatMap((p) => p.problems);
     if (problems.length > 0) throw new ModelBootError(problems);
     for (const statement of plans.flatMap((p) => p.statements)) await client.query(statement);
@@ -66,7 +94,11 @@ export function modelProjections(models: ModelDefinition[]): RowProjection[] {
 }
 
 function groupByTable(models: ModelDefinition[]): Map<string, ModelDefinition[]> {
+  return groupBy(models, (m) => m.tablename);
+}
+
+function groupBy(models: ModelDefinition[], keyOf: (model: ModelDefinition) => string): Map<string, ModelDefinition[]> {
   const groups = new Map<string, ModelDefinition[]>();
-  for (const model of models) groups.set(model.tablename, [...(groups.get(model.tablename) ?? []), model]);
+  for (const model of models) groups.set(keyOf(model), [...(groups.get(keyOf(model)) ?? []), model]);
   return groups;
 }

@@ -198,9 +198,11 @@ export function parseModelDefinition(document: ProjectDocument): { model?: Model
   }
   const relations = (raw.spec.relations ?? []).map((r) => ({ name: r.name, model: r.model, foreignKey: r.foreign_key, type: r.type ?? 'many_to_one' }));
   for (const relation of relations) {
-    if (relation.type === 'many_to_one' && !names.includes(relation.foreignKey)) {
-      problems.push(`relation ${relation.name}: foreign_key ${relation.foreignKey} is not a field`);
-    }
+    if (relation.type !== 'many_to_one') continue;
+    const key = fields.find((f) => f.name === relation.foreignKey);
+    // Primary keys are uuids, so a key that points at one is a uuid too (compared as one by include).
+    if (!key) problems.push(`relation ${relation.name}: foreign_key ${relation.foreignKey} is not a field`);
+    else if (key.type !== 'uuid') problems.push(`relation ${relation.name}: foreign_key ${relation.foreignKey} must be of type uuid`);
   }
   if (problems.length > 0) return { problems };
   return {

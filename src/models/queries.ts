@@ -18,11 +18,12 @@ function selectList(model: ModelDefinition): string {
   return model.fields.map((f) => quoteIdent(f.name)).join(', ');
 }
 
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/i;
+// PostgreSQL refuses UTC offsets of 16 hours or more.
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-](0\d|1[0-5])(:?\d{2})?)?$/i;
 
-/** YYYY-MM-DD naming a day that exists (no 2024-02-30). */
+/** YYYY-MM-DD naming a day that exists (no 2024-02-30, and no year 0, which PostgreSQL lacks). */
 function isCalendarDate(raw: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(raw)) return false;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(raw) || raw.startsWith('0000')) return false;
   const parsed = new Date(`${raw}T00:00:00Z`);
   return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === raw;
 }
@@ -30,6 +31,8 @@ function isCalendarDate(raw: string): boolean {
 /** Converts a filter's text to the field's type; a value that cannot be one is a 400, never SQL. */
 export function filterValue(field: FieldDefinition, raw: string): string | number | boolean {
   const fail = () => new BadRequestError(`filter[${field.name}]: "${raw}" is not a valid ${field.type}`);
+  // PostgreSQL text cannot hold U+0000: refused here rather than by the database.
+  if (raw.includes('\u0000')) throw new BadRequestError(`filter[${field.name}]: a value may not contain the NUL character`);
   switch (field.type) {
     case 'integer':
       if (!/^-?\d{1,18}$/.test(raw)) throw fail();
@@ -96,7 +99,8 @@ export interface ResolvedRelation {
 
 /**
  * Embeds each relation under its name with one query per relation, whatever the number of
- * records: many_to_one as an object (or null), one_to_many as an array.
+ * records: many_to_one as an object (or null), one_to_many as an array. Keys on both sides are
+ * uuid columns (checked at boot), compared as uuids so the key's index serves the lookup.
  */
 export async function includeRelations(
   db: Queryable,
@@ -114,7 +118,7 @@ export async function includeRelations(
     const { rows } = ids.length
       ? await db.query<JsonObject>(
           `SELECT ${selectList(target)} FROM ${quoteIdent(target.tablename)}
-           WHERE ${quoteIdent(remoteKey)}::text = ANY($1::text[]) AND ${quoteIdent(TENANT_COLUMN)} IS NOT DISTINCT FROM $2
+           WHERE ${quoteIdent(remoteKey)} = ANY($1::uuid[]) AND ${quoteIdent(TENANT_COLUMN)} IS NOT DISTINCT FROM $2
            ORDER BY ${quoteIdent(target.primaryKey.name)}`,
           [ids, tenant],
         )

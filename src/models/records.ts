@@ -1,6 +1,7 @@
 // Model records as events on `record-<model>-<id>` streams; the model's table is their inline projection.
+import { runCommand } from '../eventstore/command.js';
 import type { EventStore, EventTransaction } from '../eventstore/store.js';
-import type { AppendToStream, EventMetadata, RecordedEvent } from '../eventstore/types.js';
+import type { AppendToStream, EventMetadata, NewEvent, RecordedEvent } from '../eventstore/types.js';
 import { NotFoundError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import type { JsonObject, JsonValue } from '../kernel/json.js';
@@ -62,38 +63,48 @@ export class RecordCommands {
   }
 
   async update(model: ModelDefinition, id: string, changes: JsonObject, context: RecordContext, writer: Writer = this.store): Promise<void> {
-    const version = await this.liveVersion(model, id, context.tenant, writer);
     const stamped: JsonObject = { ...changes };
     if (model.fields.some((f) => f.name === 'updated_at' && f.type === 'timestamp')) stamped.updated_at = context.at;
-    await this.write(writer, {
-      streamId: recordStream(model, id),
-      expectedVersion: version,
-      events: [{ type: 'RecordUpdated', data: { model: model.slug, table: model.tablename, id, changes: stamped, at: context.at } }],
-    }, context);
+    await this.appendToLive(model, id, context, writer, { type: 'RecordUpdated', data: { model: model.slug, table: model.tablename, id, changes: stamped, at: context.at } });
   }
 
   async delete(model: ModelDefinition, id: string, context: RecordContext, writer: Writer = this.store): Promise<void> {
-    const version = await this.liveVersion(model, id, context.tenant, writer);
-    await this.write(writer, {
-      streamId: recordStream(model, id),
-      expectedVersion: version,
-      events: [{ type: 'RecordDeleted', data: { model: model.slug, table: model.tablename, id, at: context.at } }],
-    }, context);
+    await this.appendToLive(model, id, context, writer, { type: 'RecordDeleted', data: { model: model.slug, table: model.tablename, id, at: context.at } });
   }
 
-  /** The stream version of a record that exists, is not deleted and belongs to the tenant; else 404. */
-  private async liveVersion(model: ModelDefinition, id: string, tenant: string | null, writer: Writer): Promise<number> {
-    const client = 'client' in writer ? writer.client : this.store.pool;
-    const events = await this.store.readWholeStream(recordStream(model, id), client);
-    const created = events[0];
-    const deleted = events.some((e) => e.type === 'RecordDeleted');
-    if (!created || deleted || ((created.data as JsonObject).tenant ?? null) !== (tenant as JsonValue)) {
-      throw new NotFoundError(`${model.name} ${id} not found`);
+  /**
+   * Appends one event to a live record's stream. Straight to the store, a lost race is retried on
+   * fresh state: an update names only the fields it changes, so it applies on top of the winner's
+   * (a record deleted meanwhile is a 404). Inside a caller's transaction the caller owns retries.
+   */
+  private async appendToLive(model: ModelDefinition, id: string, context: RecordContext, writer: Writer, event: NewEvent): Promise<void> {
+    const streamId = recordStream(model, id);
+    if ('client' in writer) {
+      const events = await this.store.readWholeStream(streamId, writer.client);
+      await this.write(writer, { streamId, expectedVersion: liveVersion(model, id, context.tenant, events), events: [event] }, context);
+      return;
     }
-    return events.at(-1)!.streamPosition;
+    await runCommand(writer, {
+      streams: [streamId],
+      decide: (read) => {
+        liveVersion(model, id, context.tenant, read.get(streamId)!);
+        return { events: { [streamId]: [event] }, result: undefined };
+      },
+      ...(context.metadata ? { metadata: context.metadata } : {}),
+    });
   }
 
   private async write(writer: Writer, request: AppendToStream, context: RecordContext): Promise<void> {
     await writer.append(request, context.metadata ? { metadata: context.metadata } : {});
   }
+}
+
+/** The stream version of a record that exists, is not deleted and belongs to the tenant; else 404. */
+function liveVersion(model: ModelDefinition, id: string, tenant: string | null, events: RecordedEvent[]): number {
+  const created = events[0];
+  const deleted = events.some((e) => e.type === 'RecordDeleted');
+  if (!created || deleted || ((created.data as JsonObject).tenant ?? null) !== (tenant as JsonValue)) {
+    throw new NotFoundError(`${model.name} ${id} not found`);
+  }
+  return events.at(-1)!.streamPosition;
 }

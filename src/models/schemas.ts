@@ -1,4 +1,6 @@
 // The three JSON Schema variants of a model (create, read, update), compiled once with ajv.
+import { ValidationError, type ValidationIssue } from '../kernel/errors.js';
+import { isJsonObject } from '../kernel/json.js';
 import { compileValidator, type Validator } from '../kernel/validation.js';
 import type { FieldDefinition, FieldType, ModelDefinition } from './definition.js';
 
@@ -18,6 +20,18 @@ const TYPE_SCHEMAS: Record<FieldType, JsonSchema> = {
   enum: { type: 'string' },
 };
 
+/**
+ * What a model column holds beyond the JSON type, so that a value PostgreSQL would refuse is a 422
+ * here: integers a JSON number carries exactly (bigint itself is wider), no year 0, and UTC
+ * offsets under 16 hours. Plain JSON Schema, as the OpenAPI and MCP documents show them. Only
+ * model variants carry them: inline workflow fields never reach a column.
+ */
+const COLUMN_LIMITS: Partial<Record<FieldType, JsonSchema>> = {
+  integer: { minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER },
+  date: { pattern: '^(?!0000-)' },
+  timestamp: { pattern: '^(?!0000-).*(?:[Zz]|[+-](?:0\\d|1[0-5])(?::?\\d\\d)?)$' },
+};
+
 export function fieldSchema(field: FieldDefinition, nullable: boolean): JsonSchema {
   const base: JsonSchema = { ...TYPE_SCHEMAS[field.type] };
   if (field.enumValues) base.enum = nullable ? [...field.enumValues, null] : field.enumValues;
@@ -26,10 +40,12 @@ export function fieldSchema(field: FieldDefinition, nullable: boolean): JsonSche
   return { ...base, type: [base.type as string, 'null'] };
 }
 
-/** create: input fields, required ones mandatory; read: every field; update: input fields, all optional. */
+/** create: input fields, required ones mandatory; read: every field; update: input fields, all optional, required ones never null. */
 export function variantSchema(model: ModelDefinition, variant: Variant): JsonSchema {
   const fields = variant === 'read' ? model.fields : model.fields.filter((f) => f.input);
-  const properties = Object.fromEntries(fields.map((f) => [f.name, fieldSchema(f, variant === 'read' ? !f.primaryKey : !f.required || variant === 'update')]));
+  const properties = Object.fromEntries(
+    fields.map((f) => [f.name, { ...fieldSchema(f, variant === 'read' ? !f.primaryKey : !f.required), ...COLUMN_LIMITS[f.type] }]),
+  );
   const required = variant === 'create' ? fields.filter((f) => f.required).map((f) => f.name) : variant === 'read' ? [model.primaryKey.name] : [];
   return {
     title: `${model.name}.${variant}`,
@@ -46,5 +62,31 @@ export interface ModelValidators {
 }
 
 export function compileModelValidators(model: ModelDefinition): ModelValidators {
-  return { create: compileValidator(variantSchema(model, 'create')), update: compileValidator(variantSchema(model, 'update')) };
+  return {
+    create: refusingNul(compileValidator(variantSchema(model, 'create'))),
+    update: refusingNul(compileValidator(variantSchema(model, 'update'))),
+  };
+}
+
+/** PostgreSQL text and jsonb cannot hold U+0000, in a value or a key at any depth (jsonb fields included). */
+function refusingNul<T>(validator: Validator<T>): Validator<T> {
+  const issues = (value: unknown) => [...validator.issues(value), ...nulIssues(value, ['body'])];
+  const check = ((value: unknown) => issues(value).length === 0) as Validator<T>;
+  check.issues = issues;
+  check.parse = (value: unknown): T => {
+    const parsed = validator.parse(value);
+    const found = nulIssues(value, ['body']);
+    if (found.length > 0) throw new ValidationError(found);
+    return parsed;
+  };
+  return check;
+}
+
+const NUL_ISSUE = { msg: 'String should not contain the NUL character (U+0000)', type: 'value_error' };
+
+function nulIssues(value: unknown, loc: (string | number)[]): ValidationIssue[] {
+  if (typeof value === 'string') return value.includes('\u0000') ? [{ loc, ...NUL_ISSUE }] : [];
+  if (Array.isArray(value)) return value.flatMap((item, i) => nulIssues(item, [...loc, i]));
+  if (!isJsonObject(value)) return [];
+  return Object.entries(value).flatMap(([key, item]) => [...(key.includes('\u0000') ? [{ loc: [...loc, key], ...NUL_ISSUE }] : []), ...nulIssues(item, [...loc, key])]);
 }

@@ -1,4 +1,5 @@
 // Model tables: created and extended additively at start; anything destructive stops boot.
+import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/pool.js';
 import { quoteIdent } from '../projections/tableSql.js';
 import type { FieldType, ModelDefinition } from './definition.js';
@@ -28,8 +29,9 @@ export interface TablePlan {
 /**
  * What to run so the table holds every field of every version that uses it. Columns only ever get
  * added; a column no version declares any more, or whose type changed, is a destructive change.
+ * Each of `foreignKeys` (columns relations look records up by) gets an index unless one leads with it.
  */
-export async function planModelTable(db: Queryable, table: string, versions: ModelDefinition[]): Promise<TablePlan> {
+export async function planModelTable(db: Queryable, table: string, versions: ModelDefinition[], foreignKeys: readonly string[] = []): Promise<TablePlan> {
   const wanted = new Map<string, string>();
   const problems: string[] = [];
   for (const model of versions) {
@@ -50,7 +52,8 @@ export async function planModelTable(db: Queryable, table: string, versions: Mod
   if (rows.length === 0) {
     const columns = [...wanted].map(([name, type]) => `${quoteIdent(name)} ${type}${name === primaryKey ? ' PRIMARY KEY' : ''}`);
     columns.push(`${quoteIdent(TENANT_COLUMN)} text`);
-    return { table, problems, statements: [`CREATE TABLE ${quoteIdent(table)} (${columns.join(', ')})`] };
+    const indexes = [...new Set(foreignKeys)].filter((c) => wanted.has(c) && c !== primaryKey).map((c) => createIndex(table, c));
+    return { table, problems, statements: [`CREATE TABLE ${quoteIdent(table)} (${columns.join(', ')})`, ...indexes] };
   }
   const existing = new Map(rows.map((r) => [r.name, r.type]));
   const statements: string[] = [];
@@ -65,5 +68,28 @@ export async function planModelTable(db: Queryable, table: string, versions: Mod
     }
   }
   if (!existing.has(TENANT_COLUMN)) statements.push(`ALTER TABLE ${quoteIdent(table)} ADD COLUMN ${quoteIdent(TENANT_COLUMN)} text`);
+  const indexed = await leadingIndexColumns(db, table);
+  for (const column of new Set(foreignKeys)) {
+    if (wanted.has(column) && !indexed.has(column)) statements.push(createIndex(table, column));
+  }
   return { table, problems, statements };
+}
+
+/** Columns that lead some index of the table, whatever its name (a rebuild's copied indexes get new names). */
+async function leadingIndexColumns(db: Queryable, table: string): Promise<Set<string>> {
+  const { rows } = await db.query<{ name: string }>(
+    `SELECT a.attname AS name
+     FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+     JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
+     WHERE n.nspname = 'public' AND c.relname = $1`,
+    [table],
+  );
+  return new Set(rows.map((r) => r.name));
+}
+
+function createIndex(table: string, column: string): string {
+  // Identifiers stop at 63 bytes: a long pair keeps a hash so two columns never share a truncated name.
+  const plain = `${table}_${column}_idx`;
+  const name = plain.length <= 63 ? plain : `${plain.slice(0, 50)}_${createHash('sha256').update(`${table}.${column}`).digest('hex').slice(0, 8)}_idx`;
+  return `CREATE INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${quoteIdent(table)} (${quoteIdent(column)})`;
 }

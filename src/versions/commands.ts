@@ -10,8 +10,12 @@ import { AlreadyExistsError, BadRequestError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
 import { definitionStream, type DefinitionKind } from './events.js';
 
-/** A plain version token: no path separators, no dots at the start, short. */
-export const VERSION_TOKEN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+/**
+ * A plain version token such as v2 or v1.1: at most 32 letters, digits, `_`, `-` and single dots
+ * between them (as schema_version allows), so no path separator, no `..`, no leading or trailing
+ * dot, and no file extension of its own.
+ */
+export const VERSION_TOKEN = /^(?=.{1,32}$)(?!.*\.(ya?ml|json)$)[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9][A-Za-z0-9_-]*)*$/i;
 
 export interface ForkRequest {
   kind: DefinitionKind;
@@ -55,7 +59,7 @@ export class VersionCommands {
    */
   async fork(request: ForkRequest, metadata?: EventMetadata): Promise<{ file: string }> {
     const { kind, name, sourceVersion, newVersion } = request;
-    if (!VERSION_TOKEN.test(newVersion)) throw new BadRequestError('new_version must be a plain version token like v2 (letters, digits, - and _)');
+    if (!VERSION_TOKEN.test(newVersion)) throw new BadRequestError('new_version must be a plain version token like v2 or v1.1 (letters, digits, -, _ and single dots between them)');
     const folder = path.resolve(request.folder);
     const target = path.resolve(folder, `${request.fileStem}_${newVersion}.yaml`);
     if (path.dirname(target) !== folder) throw new BadRequestError('new_version would leave the project folder');

@@ -1,5 +1,6 @@
 // Model CRUD over HTTP: scopes AND groups per operation, opt-in operations, validation, 404s, records as the read variant.
 import { expect } from 'chai';
+import { toAppError } from '../../src/http/errors.js';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, client, expectError, expectUnauthenticated, type HttpResult } from '../support/http.js';
 import { startTestService } from '../support/service.js';
@@ -48,6 +49,12 @@ describe('model CRUD under /models/{model}/', () => {
     const created = await admin().post(`/models/${model}/`, body);
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
     return created.body;
+  }
+
+  /** Record events in the whole log: a refused request must not change it. */
+  async function recordEvents(): Promise<number> {
+    const { rows } = await service.kernel.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE type LIKE 'Record%'`);
+    return rows[0]!.n;
   }
 
   async function rowCount(table: string): Promise<number> {
@@ -256,6 +263,77 @@ describe('model CRUD under /models/{model}/', () => {
       expect((await admin().get(`/models/ticket/${record.id}`)).body).to.deep.equal(record);
       expect((await admin().get(`/models/ticket/${ABSENT_ID}`)).status).to.equal(404);
     });
+    it('answers 422 for NUL characters, integers beyond ±(2^53−1) and year-0 dates on POST and PATCH, and appends no event', async () => {
+      const record = await createAsAdmin('ticket', { subject: 'bad input' });
+      const before = await recordEvents();
+      const bodies: unknown[] = [
+        { subject: 'a\u0000b' },
+        { subject: 'x', body: '\u0000' },
+        { subject: 'x', labels: { note: 'a\u0000b' } },
+        { subject: 'x', labels: { 'a\u0000b': 1 } },
+        { subject: 'x', labels: { deep: [{ k: '\u0000' }] } },
+        { subject: 'x', priority: 1e20 },
+        { subject: 'x', priority: -1e20 },
+        { subject: 'x', priority: 2 ** 53 },
+        { subject: 'x', due: '0000-01-01' },
+        '{"subject": "x", "priority": 1e20}',
+        '{"subject": "a\\u0000b"}',
+      ];
+      for (const body of bodies) {
+        for (const result of [await admin().post('/models/ticket/', body), await admin().patch(`/models/ticket/${record.id}`, body)]) {
+          expect(result.status, `${JSON.stringify(body)}: ${JSON.stringify(result.body)}`).to.equal(422);
+          expect(result.body.detail, JSON.stringify(body)).to.be.an('array').that.is.not.empty;
+        }
+      }
+      const nul = await admin().post('/models/ticket/', { subject: 'a\u0000b' });
+      expect(nul.body.detail).to.deep.equal([{ loc: ['body', 'subject'], msg: 'String should not contain the NUL character (U+0000)', type: 'value_error' }]);
+      expect((await admin().post('/models/ticket/', { subject: 'x', priority: 1e20 })).body.detail[0]).to.deep.include({ loc: ['body', 'priority'], type: 'less_than_equal' });
+      expect(await recordEvents()).to.equal(before);
+      expect((await admin().get(`/models/ticket/${record.id}`)).body).to.deep.equal(record);
+      // The limits themselves are fine.
+      const edge = await admin().post('/models/ticket/', { subject: 'edge', priority: -Number.MAX_SAFE_INTEGER, due: '0001-01-01' });
+      expect(edge.status, JSON.stringify(edge.body)).to.equal(201);
+      expect(edge.body).to.deep.include({ priority: -Number.MAX_SAFE_INTEGER, due: '0001-01-01' });
+    });
+
+    it('maps a PostgreSQL data exception (SQLSTATE class 22) that validation let through to 400, at the one error map', async () => {
+      const refused = await service.kernel.pool.query(`SELECT '0000-01-01'::date`).catch((error: unknown) => error);
+      const mapped = toAppError(refused);
+      expect(mapped.code).to.equal('BAD_REQUEST');
+      expect(mapped.fields).to.deep.equal({ sqlstate: '22008' });
+      const other = await service.kernel.pool.query('SELECT * FROM no_such_table').catch((error: unknown) => error);
+      expect(toAppError(other).code).to.equal('INTERNAL');
+    });
+
+    it('refuses a PATCH setting a required field to null (422, no RecordUpdated); optional fields still take null', async () => {
+      const record = await createAsAdmin('ticket', { subject: 'keep me', body: 'some text' });
+      const before = await recordEvents();
+      const result = await admin().patch(`/models/ticket/${record.id}`, { subject: null });
+      expect(result.status, JSON.stringify(result.body)).to.equal(422);
+      expect(result.body.detail).to.deep.equal([{ loc: ['body', 'subject'], msg: 'Input should be a valid string', type: 'string_type' }]);
+      expect((await admin().patch(`/models/ticket/${record.id}`, { subject: null, body: null })).status).to.equal(422);
+      expect(await recordEvents()).to.equal(before);
+      expect((await admin().get(`/models/ticket/${record.id}`)).body).to.deep.equal(record);
+      const cleared = await admin().patch(`/models/ticket/${record.id}`, { body: null });
+      expect(cleared.status).to.equal(200);
+      expect(cleared.body).to.deep.include({ subject: 'keep me', body: null });
+    });
+
+    it('applies concurrent PATCHes of different fields one after the other: all 200, every change kept', async () => {
+      const updatesOf = async (id: string) =>
+        (await service.kernel.pool.query(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1 AND type = 'RecordUpdated'`, [`record-ticket-${id}`])).rows[0].n;
+      const rounds: Record<string, unknown>[][] = [
+        ...Array.from({ length: 6 }, (_, i) => [{ status: 'pending' }, { priority: i }]),
+        [{ status: 'closed' }, { priority: 9 }, { urgent: true }, { body: 'six at once' }, { score: 0.5 }, { due: '2024-07-01' }],
+      ];
+      for (const changes of rounds) {
+        const record = await createAsAdmin('ticket', { subject: 'race' });
+        const results = await Promise.all(changes.map((change) => admin().patch(`/models/ticket/${record.id}`, change)));
+        expect(results.map((r) => r.status), JSON.stringify(results.map((r) => r.body))).to.deep.equal(changes.map(() => 200));
+        expect((await admin().get(`/models/ticket/${record.id}`)).body).to.deep.include(Object.assign({ subject: 'race' }, ...changes));
+        expect(await updatesOf(record.id)).to.equal(changes.length);
+      }
+    });
   });
 
   describe('list', () => {
@@ -345,6 +423,45 @@ describe('model CRUD under /models/{model}/', () => {
         expect(result.status, `${query}: ${JSON.stringify(result.body)}`).to.equal(400);
         expect(result.body.code).to.equal('BAD_REQUEST');
       }
+    });
+
+    it('answers 400 for NUL characters, year 0 and offsets PostgreSQL refuses in filter values, never a 500, and writes nothing', async () => {
+      const before = await recordEvents();
+      for (const query of [
+        'filter[subject]=%00',
+        'filter[subject]=a%00b',
+        'filter[body]=%00',
+        'filter[due]=0000-01-01',
+        'filter[created_at]=0000-01-01T00:00:00Z',
+        'filter[created_at]=0000-01-01',
+        `filter[created_at]=${encodeURIComponent('2024-01-01T00:00:00+16:00')}`,
+        `filter[created_at]=${encodeURIComponent('2024-01-01T00:00:00-23:59')}`,
+      ]) {
+        const result = await admin().get(`/models/ticket/?${query}`);
+        expect(result.status, `${query}: ${JSON.stringify(result.body)}`).to.equal(400);
+        expect(result.body.code).to.equal('BAD_REQUEST');
+      }
+      expect((await admin().get(`/models/ticket/?filter[due]=0001-01-01&filter[created_at]=${encodeURIComponent('2024-01-01T00:00:00+15:59')}`)).status).to.equal(200);
+      expect(await recordEvents()).to.equal(before);
+    });
+
+    it('answers 400 for __proto__, constructor and prototype filter keys and 422 for such query parameters (never a silent unfiltered 200)', async () => {
+      const before = await recordEvents();
+      for (const query of ['filter[__proto__]=x', 'filter%5B__proto__%5D=x', 'filter[constructor]=x', 'filter[prototype]=x', 'filter[subject]=alpha&filter[__proto__]=x']) {
+        const result = await admin().get(`/models/ticket/?${query}`);
+        expect(result.status, `${query}: ${JSON.stringify(result.body).slice(0, 300)}`).to.equal(400);
+        expect(result.body.detail, query).to.match(/__proto__|constructor|prototype/);
+      }
+      for (const query of ['__proto__=x', '__proto__[subject]=alpha', 'filter[__proto__][subject]=x', 'constructor=x']) {
+        const result = await admin().get(`/models/ticket/?${query}`);
+        expect(result.status, `${query}: ${JSON.stringify(result.body).slice(0, 300)}`).to.equal(422);
+        expect(result.body.detail, query).to.be.an('array').that.is.not.empty;
+      }
+      const read = await admin().get(`/models/ticket/${filtered[0]!.id}?__proto__=x`);
+      expect(read.status, JSON.stringify(read.body)).to.equal(422);
+      expect(read.body.detail[0]).to.deep.include({ loc: ['query', '__proto__'], type: 'extra_forbidden' });
+      expect(({} as Record<string, unknown>).subject).to.equal(undefined);
+      expect(await recordEvents()).to.equal(before);
     });
 
     it('answers 400 for unknown and non-filterable fields (jsonb, relations)', async () => {

@@ -1,7 +1,9 @@
 // ModelDefinition parsing (problems, access cascade) and the create/read/update JSON Schema variants.
 import { expect } from 'chai';
 import { parseModelDefinition, type ModelDefinition } from '../../src/models/definition.js';
-import { variantSchema } from '../../src/models/schemas.js';
+import { parseModels } from '../../src/models/boot.js';
+import { compileModelValidators, fieldSchema, variantSchema } from '../../src/models/schemas.js';
+import { ValidationError } from '../../src/kernel/errors.js';
 import type { ProjectDocument } from '../../src/project/documents.js';
 
 type Field = Record<string, unknown>;
@@ -80,6 +82,11 @@ describe('parseModelDefinition', () => {
   it('refuses a many_to_one relation whose foreign key is not a field', () => {
     const problems = problemsOf(validSpec({ relations: [{ name: 'owner', model: 'Agent', foreign_key: 'owner_id', type: 'many_to_one' }] }));
     expect(problems.join('\n')).to.include('relation owner: foreign_key owner_id is not a field');
+  });
+
+  it('refuses a many_to_one relation whose foreign key is not a uuid (it points at a uuid primary key)', () => {
+    const problems = problemsOf(validSpec({ relations: [{ name: 'owner', model: 'Agent', foreign_key: 'title', type: 'many_to_one' }] }));
+    expect(problems.join('\n')).to.include('relation owner: foreign_key title must be of type uuid');
   });
 
   it('accepts a one_to_many relation whose foreign key lives on the other model', () => {
@@ -193,6 +200,36 @@ describe('variantSchema', () => {
     expect(schema).to.not.have.property('required');
   });
 
+  it('update: required fields are never nullable, optional ones are', () => {
+    expect(props('update').s!.type).to.equal('string');
+    expect(props('update').i!.type).to.equal('integer');
+    expect(props('update').t!.type).to.deep.equal(['string', 'null']);
+    const update = compileModelValidators(model).update;
+    expect(update.issues({ s: null })).to.deep.equal([{ loc: ['body', 's'], msg: 'Input should be a valid string', type: 'string_type' }]);
+    expect(update.issues({ t: null, e: null, d: null, ts: null, i: 3 })).to.deep.equal([]);
+  });
+
+  it('create and update refuse what the columns cannot hold: NUL anywhere, integers past ±(2^53−1), year 0, offsets of 16 hours', () => {
+    const { create, update } = compileModelValidators(model);
+    const typesOf = (body: Record<string, unknown>) => [...create.issues({ s: 'x', i: 1, ...body }), ...update.issues(body)].map((i) => `${i.loc.join('.')}:${i.type}`);
+    expect(typesOf({ s: 'a\u0000' })).to.deep.equal(['body.s:value_error', 'body.s:value_error']);
+    expect(typesOf({ j: { list: ['ok', 'n\u0000'] } })).to.deep.equal(['body.j.list.1:value_error', 'body.j.list.1:value_error']);
+    expect(typesOf({ j: { 'k\u0000': 1 } })).to.deep.equal(['body.j.k\u0000:value_error', 'body.j.k\u0000:value_error']);
+    expect(typesOf({ i: 2 ** 53 })).to.deep.equal(['body.i:less_than_equal', 'body.i:less_than_equal']);
+    expect(typesOf({ i: -(2 ** 53) })).to.deep.equal(['body.i:greater_than_equal', 'body.i:greater_than_equal']);
+    expect(typesOf({ d: '0000-12-31' })).to.have.length(2);
+    expect(typesOf({ ts: '0000-01-01T00:00:00Z' })).to.have.length(2);
+    expect(typesOf({ ts: '2024-01-01T00:00:00+16:00' })).to.have.length(2);
+    expect(typesOf({ ts: '2024-01-01T00:00:00-2330' })).to.have.length(2);
+    expect(typesOf({ i: Number.MAX_SAFE_INTEGER, d: '0001-01-01', ts: '2024-01-01T00:00:00+15:59', t: 'no nul here', j: { ok: 'yes' } })).to.deep.equal([]);
+    expect(typesOf({ ts: '2024-01-01t00:00:00z' })).to.deep.equal([]);
+    expect(() => update.parse({ t: 'a\u0000b' })).to.throw(ValidationError);
+  });
+
+  it('inline field schemas (workflows, approval forms) stay the plain type mapping', () => {
+    expect(fieldSchema(model.fields.find((f) => f.name === 'i')!, true)).to.deep.equal({ type: ['integer', 'null'] });
+  });
+
   it('read: every field, id a uuid and created_at a date-time, only the primary key required', () => {
     const schema = variantSchema(model, 'read');
     expect(Object.keys(schema.properties as object)).to.have.members([...model.fields.map((f) => f.name)]);
@@ -206,5 +243,49 @@ describe('variantSchema', () => {
     for (const variant of ['create', 'update'] as const) {
       for (const name of ['id', 'computed', 'created_at', 'updated_at']) expect(props(variant), `${variant}.${name}`).to.not.have.property(name);
     }
+  });
+});
+
+describe('parseModels', () => {
+  const doc = (name: string, spec: Record<string, unknown>, version = 'v1'): ProjectDocument => ({
+    kind: 'ModelDefinition',
+    name,
+    version,
+    file: `models/${name.toLowerCase()}_${version}.yaml`,
+    body: { kind: 'ModelDefinition', metadata: { name, schema_version: version }, spec },
+  });
+  const parent = (relation: Record<string, unknown>) => doc('Parent', { tablename: 'parents', fields: [ID], relations: [{ name: 'children', model: 'Child', type: 'one_to_many', ...relation }] });
+  const child = (fields: Field[], version = 'v1') => doc('Child', { tablename: 'children', fields: [ID, ...fields] }, version);
+
+  it('accepts a one_to_many whose foreign_key is a uuid field of the related model', () => {
+    const { models, problems } = parseModels([parent({ foreign_key: 'parent_id' }), child([{ name: 'parent_id', type: 'uuid' }])]);
+    expect(problems).to.deep.equal([]);
+    expect(models.map((m) => m.name)).to.deep.equal(['Parent', 'Child']);
+  });
+
+  it('accepts the foreign_key when only some versions of the related model declare it', () => {
+    const { problems } = parseModels([parent({ foreign_key: 'parent_id' }), child([]), child([{ name: 'parent_id', type: 'uuid' }], 'v2')]);
+    expect(problems).to.deep.equal([]);
+  });
+
+  it('refuses a one_to_many whose foreign_key is not a field of the related model', () => {
+    const { problems } = parseModels([parent({ foreign_key: 'parent_id' }), child([{ name: 'other_id', type: 'uuid' }])]);
+    expect(problems).to.deep.equal(['models/parent_v1.yaml: relation children: foreign_key parent_id is not a field of Child']);
+  });
+
+  it('refuses a one_to_many whose foreign_key on the related model is not a uuid', () => {
+    const { problems } = parseModels([parent({ foreign_key: 'parent_id' }), child([{ name: 'parent_id', type: 'string' }])]);
+    expect(problems).to.deep.equal(['models/parent_v1.yaml: relation children: foreign_key parent_id of Child must be of type uuid']);
+  });
+
+  it('still refuses a relation to an unknown model', () => {
+    const { problems } = parseModels([parent({ foreign_key: 'parent_id' })]);
+    expect(problems).to.deep.equal(['models/parent_v1.yaml: relation children names unknown model Child']);
+  });
+
+  it('refuses two model names that differ only in case (one path /models/{name_lower}/, one scope prefix)', () => {
+    const { problems } = parseModels([doc('Ticket', { tablename: 'tickets', fields: [ID] }), doc('TICKET', { tablename: 'other_tickets', fields: [ID] })]);
+    expect(problems).to.have.length(1);
+    expect(problems[0]).to.include('Ticket, TICKET').and.to.include('differ only in case');
   });
 });

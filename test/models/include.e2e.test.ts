@@ -86,6 +86,25 @@ describe('include= on model CRUD reads', () => {
     expect(large.result.body.filter((c: { tickets: unknown[] }) => c.tickets.length === 0)).to.have.length(1);
   });
 
+  it('looks related records up by the key column as it is (uuid), so the foreign-key index created at boot serves it', async () => {
+    const { statements } = await measured('/models/customer/?limit=5&include=tickets');
+    const lookup = statements.find((sql) => /FROM "tickets"/.test(sql))!;
+    expect(lookup).to.match(/WHERE "customer_id" = ANY\(\$1::uuid\[\]\)/);
+    const client = await service.kernel.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Fifty rows are cheap to scan: discourage it, so the plan shows whether the index can serve at all.
+      await client.query('SET LOCAL enable_seqscan = off');
+      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${lookup}`, [[customers[0]!.id], null]);
+      const plan = JSON.stringify(rows[0]['QUERY PLAN']);
+      expect(plan).to.include('"Index Name":"tickets_customer_id_idx"');
+      expect(plan).to.not.include('Seq Scan');
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+  });
+
   it('embeds on a single read too, and a many_to_one to a deleted record becomes null', async () => {
     const ticket = tickets.find((t) => t.customer_id)!;
     const read = await measured(`/models/ticket/${ticket.id}?include=customer`);

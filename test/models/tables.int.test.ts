@@ -119,4 +119,33 @@ describe('planModelTable', () => {
       await fresh.end();
     }
   });
+
+  it('indexes foreign-key columns: with a new table, on an existing one, and never twice (whatever the index is called)', async () => {
+    const owned = gadget([ID, { name: 'label', type: 'string' }, { name: 'owner_id', type: 'uuid' }, { name: 'maker_id', type: 'uuid' }]);
+    const fresh = createPool({ connectionString: await createTestDatabase(), max: 1 });
+    const leading = async () =>
+      (
+        await fresh.query<{ name: string }>(
+          `SELECT a.attname AS name FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+           WHERE i.indrelid = 'gadgets'::regclass ORDER BY 1`,
+        )
+      ).rows.map((r) => r.name);
+    try {
+      const created = await planModelTable(fresh, 'gadgets', [owned], ['owner_id', 'owner_id', 'id', 'not_a_column']);
+      expect(created.statements.slice(1)).to.deep.equal(['CREATE INDEX IF NOT EXISTS "gadgets_owner_id_idx" ON "gadgets" ("owner_id")']);
+      await apply(fresh, created.statements);
+      expect(await leading()).to.deep.equal(['id', 'owner_id']);
+      expect((await planModelTable(fresh, 'gadgets', [owned], ['owner_id'])).statements).to.deep.equal([]);
+
+      // An existing table gains the index; one under another name (a rebuild copies indexes under new names) counts.
+      await fresh.query('DROP INDEX gadgets_owner_id_idx');
+      await fresh.query('CREATE INDEX renamed_by_rebuild ON gadgets (maker_id, label)');
+      const extended = await planModelTable(fresh, 'gadgets', [owned], ['owner_id', 'maker_id']);
+      expect(extended).to.deep.equal({ table: 'gadgets', problems: [], statements: ['CREATE INDEX IF NOT EXISTS "gadgets_owner_id_idx" ON "gadgets" ("owner_id")'] });
+      await apply(fresh, extended.statements);
+      expect(await leading()).to.deep.equal(['id', 'maker_id', 'owner_id']);
+    } finally {
+      await fresh.end();
+    }
+  });
 });

@@ -133,7 +133,7 @@ describe('model version administration', () => {
     const parent = path.dirname(projectDir);
     const parentBefore = readdirSync(parent).sort();
     const before = filesUnder(projectDir).sort();
-    for (const newVersion of ['../x', '../../x', 'a/b', 'a\\b', '', 'v 2', '..', '.hidden', '-v', 'v2.yaml', 'x'.repeat(65), 'x'.repeat(40), 'v2\u0000', 5, null]) {
+    for (const newVersion of ['../x', '../../x', 'a/b', 'a\\b', '', 'v 2', '..', '.hidden', '-v', 'v2.yaml', 'x'.repeat(65), 'x'.repeat(40), 'v2\u0000', 5, null, 'v1..2', 'v1.', '.v1', 'v1./x', '1.2/..', 'v1.yml']) {
       const result = await admin().post('/admin/models/Customer/v1/fork', { new_version: newVersion });
       expect(result.status, `${JSON.stringify(newVersion)}: ${JSON.stringify(result.body)}`).to.be.oneOf([400, 422]);
     }
@@ -153,5 +153,21 @@ describe('model version administration', () => {
     expect(existsSync(path.join(projectDir, 'models', 'customer_v3.yaml'))).to.equal(true);
     expect(parse(readFileSync(path.join(projectDir, 'models', 'customer_v3.yaml'), 'utf8')).metadata.schema_version).to.equal('v3');
     expect((await streamEvents('Customer')).filter((e) => e.type === 'DefinitionVersionForked')).to.have.length(1);
+  });
+
+  it('forks to a dotted version token like v1.1: file models/<name>_v1.1.yaml, listed, toggled like any other version', async () => {
+    const result = await admin().post('/admin/models/Note/v1/fork', { new_version: 'v1.1' });
+    expect(result.status, JSON.stringify(result.body)).to.equal(200);
+    expect(result.body).to.deep.equal({ name: 'Note', source_version: 'v1', new_version: 'v1.1', file: path.join('models', 'note_v1.1.yaml') });
+    const written = parse(readFileSync(path.join(projectDir, 'models', 'note_v1.1.yaml'), 'utf8'));
+    expect(written.metadata).to.deep.include({ name: 'Note', schema_version: 'v1.1', enabled: false });
+    expect((await streamEvents('Note')).filter((e) => e.type === 'DefinitionVersionForked').map((e) => e.data.newVersion)).to.deep.equal(['v1.1']);
+    const listed = await eventually(async () => (await versionsOf('Note')).some((v) => v.schema_version === 'v1.1'), 5000);
+    expect(listed.ok, 'the fork shows up in /admin/models').to.equal(true);
+    expect((await admin().patch('/admin/models/Note/v1.1/toggle')).body).to.deep.equal({ name: 'Note', schema_version: 'v1.1', enabled: true });
+    expectError(await admin().post('/admin/models/Note/v1/fork', { new_version: 'v1.1' }), 409);
+    const again = await admin().post('/admin/models/Note/v1.1/fork', { new_version: '1.2.0-rc_1' });
+    expect(again.status, JSON.stringify(again.body)).to.equal(200);
+    expect(again.body.file).to.equal(path.join('models', 'note_1.2.0-rc_1.yaml'));
   });
 });
