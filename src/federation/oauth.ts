@@ -60,7 +60,7 @@ export function authorizationUrl(provider: Provider, redirectUri: string, secret
   return url;
 }
 
-/** Exchanges the code and reads who signed in. Protocol failures are 400s, provider outages 502-like 500s. */
+/** Exchanges the code and reads who signed in. Protocol failures are 400s; a provider that cannot be reached is a 503. */
 export async function completeLogin(provider: Provider, redirectUri: string, callback: URLSearchParams, secrets: LoginSecrets): Promise<FederatedProfile> {
   const client: oauth.Client = { client_id: provider.clientId! };
   const auth = oauth.ClientSecretPost(provider.clientSecret!);
@@ -85,8 +85,16 @@ export async function completeLogin(provider: Provider, redirectUri: string, cal
     if (error instanceof AppError) throw error;
     if (error instanceof oauth.AuthorizationResponseError) throw new BadRequestError(`The provider refused the login: ${error.error}`);
     if (error instanceof oauth.ResponseBodyError) throw new BadRequestError(`The provider refused the code: ${error.error}`);
+    // Not the browser's fault: the provider could not be reached or did not answer in time.
+    if (isUnreachable(error)) throw new AppError('UNAVAILABLE', `The provider ${provider.name} could not be reached: ${(error as Error).message}`);
     throw new BadRequestError(`The login could not be completed: ${(error as Error).message}`);
   }
+}
+
+/** fetch's network failures (a TypeError with a cause) and timeouts. */
+function isUnreachable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return error.name === 'TimeoutError' || error.name === 'AbortError' || (error instanceof TypeError && error.cause !== undefined);
 }
 
 /** oauth4webapi checked iss, aud, nonce and times; the signature is checked here against the key set. */

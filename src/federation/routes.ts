@@ -34,7 +34,7 @@ export function federationRouter(deps: {
   router.get('/auth/oauth/:provider/start', async (req, res) => {
     const name = String(req.params.provider);
     const { location, binding } = await federation.start(name);
-    res.cookie(COOKIE, binding, { httpOnly: true, sameSite: 'lax', secure, maxAge: STATE_TTL_SECONDS * 1000, path: `/auth/oauth/${name}` });
+    res.cookie(COOKIE, binding, { httpOnly: true, sameSite: 'lax', secure, maxAge: STATE_TTL_SECONDS * 1000, path: federation.cookiePath(name) });
     res.redirect(302, location);
   });
 
@@ -43,7 +43,7 @@ export function federationRouter(deps: {
     const query = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1));
     const binding = parseCookies(req.headers.cookie ?? '')[COOKIE];
     const minted = await federation.callback(name, query, binding);
-    res.clearCookie(COOKIE, { path: `/auth/oauth/${name}` });
+    res.clearCookie(COOKIE, { path: federation.cookiePath(name) });
     res.setHeader('Cache-Control', 'no-store');
     if (settings.oauth.uiRedirectUrl) {
       // The token travels in the URL: no Referer may carry it further.

@@ -28,6 +28,11 @@ export class FederationService {
     return `${base.replace(/\/+$/, '')}/auth/oauth/${encodeURIComponent(name)}/callback`;
   }
 
+  /** The path the browser sees for this provider's routes: behind a path-prefix proxy, the prefix included. */
+  cookiePath(name: string): string {
+    return new URL(this.redirectUri(name)).pathname.replace(/\/callback$/, '');
+  }
+
   private usable(name: string): Provider {
     const provider = this.providers.get(name);
     if (!provider || !provider.enabled) throw new NotFoundError(`No federation provider ${name}`);

@@ -6,7 +6,7 @@ import { freePort } from '../support/db.js';
 import { bootstrapAdmin, call, client, expectError, expectUnauthenticated, type Admin } from '../support/http.js';
 import { emptyProjectDir, startTestService } from '../support/service.js';
 import type { FakeProvider } from './support/fakeProvider.js';
-import { CLIENTS, eventsOfStream, fetchManual, signIn, signInOk, startFakeProvider, startFederationService } from './support/harness.js';
+import { Browser, CLIENTS, eventsOfStream, fetchManual, signIn, signInOk, startFakeProvider, startFederationService } from './support/harness.js';
 
 const PARTNER = { id: 'partner-client', secret: 'partner-secret-value-1234' };
 
@@ -153,6 +153,20 @@ describe('federation provider administration', () => {
     const put = await api.put('/auth/admin/federation/unsigned', { ...partnerDocument(PARTNER.secret, { jwks_url: undefined }), metadata: { name: 'unsigned' } });
     expectError(put, 400, 'BAD_REQUEST');
     expect(put.body.detail).to.match(/jwks_url/);
+  });
+
+  it('a provider that cannot be reached makes the callback a 503, not the browser\'s 400', async () => {
+    const closedPort = await freePort();
+    const put = await api.put('/auth/admin/federation/unreachable', {
+      ...partnerDocument(PARTNER.secret, { token_url: `http://127.0.0.1:${closedPort}/token` }),
+      metadata: { name: 'unreachable' },
+    });
+    expect(put.status, JSON.stringify(put.body)).to.equal(200);
+    fake.willSignIn({ sub: 'nobody', email: 'nobody@partner.example', email_verified: true });
+    const result = await new Browser(service.url).signIn('unreachable');
+    expectError(result, 503, 'UNAVAILABLE');
+    expect(result.body.detail).to.match(/could not be reached/);
+    expect((await api.delete('/auth/admin/federation/unreachable')).status).to.equal(204);
   });
 
   it('DELETE answers 204, then the provider is gone (404); a project-file provider answers 409', async () => {

@@ -5,7 +5,7 @@ import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';
 import { call, expectError, type HttpResult } from '../support/http.js';
 import type { FakeProfile, FakeProvider } from './support/fakeProvider.js';
-import { Browser, countUsers, signIn, startFakeProvider, startFederationService, usersWhere } from './support/harness.js';
+import { Browser, countUsers, fetchManual, signIn, startFakeProvider, startFederationService, usersWhere } from './support/harness.js';
 
 const SIGNING_KEY = randomBytes(32).toString('hex');
 /** How svc_oauth_states keys a state (its SHA-256), so one test's row can be aged or tampered with. */
@@ -176,5 +176,27 @@ describe('federated login: state, PKCE and ID token checks', () => {
     } finally {
       await other.close();
     }
+  });
+});
+
+describe('federated login behind a path-prefix proxy', () => {
+  let fake: FakeProvider;
+  let service: Service;
+  before(async () => {
+    fake = await startFakeProvider();
+    service = await startFederationService(fake, { env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_OAUTH_BASE_URL: 'https://gateway.example/svc' } });
+  });
+  after(async () => {
+    await service?.close();
+    await fake?.stop();
+  });
+
+  it('scopes the binding cookie to the path the browser sees, prefix included, and marks it Secure', async () => {
+    const start = await fetchManual(`${service.url}/auth/oauth/google/start`);
+    expect(start.status).to.equal(302);
+    expect(new URL(start.headers.get('location')!).searchParams.get('redirect_uri')).to.equal('https://gateway.example/svc/auth/oauth/google/callback');
+    const cookie = start.headers.getSetCookie().find((c) => c.startsWith('svc_oauth_binding='))!;
+    expect(cookie).to.match(/; Path=\/svc\/auth\/oauth\/google(;|$)/);
+    expect(cookie).to.match(/; Secure(;|$)/);
   });
 });
