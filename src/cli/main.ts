@@ -1,10 +1,11 @@
-// The `svc` command line: serve, migrate, projections, keys.
+// The `svc` command line: serve, migrate, validate, projections, runs, keys.
 import { Command } from 'commander';
 import { generateSigningKeyHex } from '../auth/keys.js';
 import { loadSettings, SettingsError, type Settings } from '../config/settings.js';
 import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
+import { AppError } from '../kernel/errors.js';
 import { createLogger, type Logger } from '../kernel/logger.js';
 import { SERVICE_VERSION } from '../kernel/version.js';
 import { loadProject } from '../main.js';
@@ -85,11 +86,12 @@ runs
   .action((id: string) => withDatabase((pool) => exportCommand(pool, loadSettings().projectDir, id)));
 runs
   .command('import <file>')
-  .description('append an exported run to this database; it reads back identically')
-  .action((file: string) => withDatabase((pool) => importCommand(pool, loadSettings().projectDir, file)));
+  .description('append an exported, finished run to this database; it reads back identically')
+  .option('--resume', 'import an unfinished run too: a service on this database continues it (its remaining steps run, APICalls included)')
+  .action((file: string, options: { resume?: boolean }) => withDatabase((pool) => importCommand(pool, loadSettings().projectDir, file, options.resume === true)));
 runs
   .command('replay <id-or-file>')
-  .description('re-execute a run with its recorded outside answers; prints SAME or DIFF per step')
+  .description('re-execute a run with its recorded outside answers and decisions; prints SAME, DIFF or KEPT (Agent) per step')
   .action((target: string) =>
     withDatabase(async (pool) => {
       process.exitCode = await replayCommand(pool, loadSettings().projectDir, target);
@@ -118,6 +120,8 @@ async function projectRegistry(pool: ReturnType<typeof createPool>): Promise<Pro
 program.parseAsync(process.argv).catch((error: unknown) => {
   // Settings and project errors list every problem; a stack would only hide them.
   if (error instanceof SettingsError || Array.isArray((error as { problems?: unknown }).problems)) process.stderr.write(`${(error as Error).message}\n`);
+  // A refused command (bad input, a conflict) is the user's to fix: its code and message say how.
+  else if (error instanceof AppError) process.stderr.write(`svc: ${error.code}: ${error.message}\n`);
   else process.stderr.write(`svc: ${(error as Error).stack ?? String(error)}\n`);
   process.exit(1);
 });

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Pool } from '../db/pool.js';
 import { EventStore } from '../eventstore/store.js';
-import { replayRun, type JournalEntry } from '../engine/replay.js';
+import { replayRun, type JournalEntry, type ReplayLine } from '../engine/replay.js';
 import type { RunEventData } from '../runs/events.js';
 import { runStream } from '../runs/events.js';
 import { exportRun, importRun, type RunExport } from '../runs/transfer.js';
@@ -31,10 +31,11 @@ export async function exportCommand(pool: Pool, projectDir: string, runId: strin
   process.stdout.write(`${JSON.stringify(await exportRun(pool, store, workflows, runId), null, 2)}\n`);
 }
 
-export async function importCommand(pool: Pool, projectDir: string, file: string): Promise<void> {
+/** `resume`: an unfinished run is imported too, and a service on this database continues it. */
+export async function importCommand(pool: Pool, projectDir: string, file: string, resume: boolean): Promise<void> {
   const { store } = await projectStore(pool, projectDir);
-  const runId = await importRun(store, JSON.parse(await readFile(file, 'utf8')));
-  process.stdout.write(`imported run ${runId}\n`);
+  const { runId, status } = await importRun(store, JSON.parse(await readFile(file, 'utf8')), { resume });
+  process.stdout.write(`imported run ${runId} (${status})\n`);
 }
 
 /** Replays a run from this database (by id) or from an export file; exit code 1 when any step differs. */
@@ -60,7 +61,9 @@ export async function replayCommand(pool: Pool, projectDir: string, target: stri
   if (!workflow) throw new Error(`workflow ${name} ${version} is neither in this project nor in the export`);
   const lines = await replayRun(workflow, journal, { pool, runners: project.runners, models, records: new RecordCommands(store) });
   for (const line of lines) process.stdout.write(`${line.verdict} ${line.step} (${line.kind})${line.detail ? `: ${line.detail}` : ''}\n`);
-  const differing = lines.filter((l) => l.verdict === 'DIFF').length;
-  process.stdout.write(`${lines.length} steps: ${lines.length - differing} same, ${differing} different\n`);
+  const count = (verdict: ReplayLine['verdict']) => lines.filter((l) => l.verdict === verdict).length;
+  const differing = count('DIFF');
+  process.stdout.write(`${lines.length} steps: ${count('SAME')} same, ${differing} different, ${count('KEPT')} kept\n`);
+  // KEPT steps were not compared, so they neither pass nor fail the replay.
   return differing > 0 ? 1 : 0;
 }

@@ -1,7 +1,8 @@
 // Run export and import: the journal moves between instances and reads back identically.
 import type { EventStore } from '../eventstore/store.js';
 import type { Pool } from '../db/pool.js';
-import { BadRequestError, NotFoundError } from '../kernel/errors.js';
+import { evolveRun, initialRunState, isTerminal, type RunStatus } from '../engine/state.js';
+import { BadRequestError, ConflictError, NotFoundError, VersionConflictError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
 import type { JsonObject } from '../kernel/json.js';
 import { compileValidator } from '../kernel/validation.js';
@@ -61,8 +62,24 @@ const exportShape = compileValidator<RunExport>({
   },
 });
 
-/** Appends the exported journal to a new run stream with its original times; a run already there is a 409. */
-export async function importRun(store: EventStore, document: unknown, actor = 'import'): Promise<string> {
+export interface ImportOptions {
+  /** Import a run that has not finished; any service on the database then claims and continues it. */
+  resume?: boolean;
+  actor?: string;
+}
+
+export interface ImportedRun {
+  runId: string;
+  /** The status its journal folds to. */
+  status: RunStatus;
+}
+
+/**
+ * Appends the exported journal to a new run stream with its original times; a run already there is a
+ * conflict and nothing is written. A run that has not finished is refused unless `resume`: on this
+ * database it would be claimed and its remaining steps run (APICalls included).
+ */
+export async function importRun(store: EventStore, document: unknown, { resume = false, actor = 'import' }: ImportOptions = {}): Promise<ImportedRun> {
   const exported = exportShape.parse(document);
   const runId = String(exported.run.id);
   if (!isUuid(runId)) throw new BadRequestError('run.id must be a uuid');
@@ -70,17 +87,25 @@ export async function importRun(store: EventStore, document: unknown, actor = 'i
   events.forEach((event, index) => {
     if (Number(event.seq) !== index + 1) throw new BadRequestError(`events must be numbered 1..n without gaps (seq ${String(event.seq)} at ${index + 1})`);
   });
-  await store.append(
-    {
-      streamId: runStream(runId),
-      expectedVersion: 0,
-      events: events.map((event) => ({
-        type: String(event.type),
-        data: { agent_id: String(event.agent_id), engine: String(event.engine), payload: event.payload as JsonObject },
-        recordedAt: String(event.ts),
-        metadata: { actor, imported: true },
-      })),
-    },
-  );
-  return runId;
+  const journal = events.map((event) => ({
+    type: String(event.type),
+    data: { agent_id: String(event.agent_id), engine: String(event.engine), payload: event.payload as JsonObject },
+    recordedAt: String(event.ts),
+  }));
+  // The journal, not the descriptor beside it, says whether the run is over.
+  const state = journal.reduce((folded, event, index) => evolveRun(folded, event.type, event.data, event.recordedAt, index + 1), initialRunState);
+  if (!state.exists) throw new BadRequestError('the journal does not start the run (no run_started event)');
+  if (!isTerminal(state.status) && !resume) {
+    throw new BadRequestError(
+      `Run ${runId} is ${state.status}, not finished: imported, it would be continued by any service on this database (its remaining steps run, APICalls included). Pass --resume to import it anyway`,
+      { run_id: runId, status: state.status },
+    );
+  }
+  try {
+    await store.append({ streamId: runStream(runId), expectedVersion: 0, events: journal.map((event) => ({ ...event, metadata: { actor, imported: true } })) });
+  } catch (error) {
+    if (error instanceof VersionConflictError) throw new ConflictError(`Run ${runId} is already in this database`, { run_id: runId });
+    throw error;
+  }
+  return { runId, status: state.status };
 }

@@ -1,4 +1,5 @@
-// Step executors by kind. HumanInTheLoop is the executor's own (it waits); Agent and MCP fail the step until they land.
+// Step executors by kind. HumanInTheLoop and Agent steps are the executor's own (they wait and journal
+// as they go): their entries here only fail a step that reaches them some other way.
 import type { StepKind } from '../../workflows/definition.js';
 import { executeApiCall } from './apiCall.js';
 import { executeFunctional } from './functional.js';
@@ -8,10 +9,10 @@ import { executeResponse } from './response.js';
 import { executeRouter } from './router.js';
 import { errorOutcome, type StepExecutor } from './types.js';
 
-const notYetSupported =
+const runByExecutor =
   (kind: StepKind): StepExecutor =>
   async ({ step }) =>
-    errorOutcome(`step kind ${kind} is not supported by this version of svc`, { step: step.id });
+    errorOutcome(`${kind} steps are run by the executor`, { step: step.id });
 
 export const STEP_EXECUTORS: Record<StepKind, StepExecutor> = {
   Functional: executeFunctional,
@@ -19,7 +20,7 @@ export const STEP_EXECUTORS: Record<StepKind, StepExecutor> = {
   Response: executeResponse,
   ModelOp: executeModelOp,
   APICall: executeApiCall,
-  Agent: notYetSupported('Agent'),
+  Agent: runByExecutor('Agent'),
   MCP: executeMcp,
-  HumanInTheLoop: async ({ step }) => errorOutcome('HumanInTheLoop steps are run by the executor', { step: step.id }),
+  HumanInTheLoop: runByExecutor('HumanInTheLoop'),
 };
