@@ -71,6 +71,9 @@ class DriveStopped extends Error {}
 
 const WAITING: readonly RunState['status'][] = ['paused', 'waiting_human', 'waiting_approval'];
 
+/** How long a run whose workflow version is not loaded here stays out of claims before it is tried again. */
+const UNRUNNABLE_PARK_MS = 60_000;
+
 export class RunExecutor {
   /** Identifies this process in run leases. */
   readonly owner = `${process.pid}-${randomUUID().slice(0, 8)}`;
@@ -198,8 +201,14 @@ export class RunExecutor {
     const journal = await store.readWholeStream(runStream(runId));
     const committed = foldRun(journal);
     const workflow = committed.exists ? this.options.workflows.find(committed.workflow, committed.schemaVersion) : undefined;
+    if (committed.exists && !isTerminal(committed.status) && !WAITING.includes(committed.status) && !workflow) {
+      // Parked, not released: claims would pick this oldest run again at every tick, ahead of runs
+      // that can go on. Another worker that has the version loaded (a rolling deploy) gets it later.
+      this.options.logger.error({ runId, workflow: committed.workflow, version: committed.schemaVersion }, 'run cannot resume: its workflow version is not loaded here');
+      await keepLease(store.pool, runId, this.owner, UNRUNNABLE_PARK_MS);
+      return;
+    }
     if (!committed.exists || isTerminal(committed.status) || WAITING.includes(committed.status) || !workflow) {
-      if (committed.exists && !workflow) this.options.logger.error({ runId, workflow: committed.workflow }, 'run cannot resume: its workflow version is not loaded');
       await releaseLease(store.pool, runId, this.owner);
       return;
     }
