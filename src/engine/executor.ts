@@ -70,6 +70,7 @@ interface Drive {
 class DriveStopped extends Error {}
 
 const WAITING: readonly RunState['status'][] = ['paused', 'waiting_human', 'waiting_approval'];
+const FINISHED_STEP: readonly string[] = ['step_completed', 'step_failed'];
 
 /** How long a run whose workflow version is not loaded here stays out of claims before it is tried again. */
 const UNRUNNABLE_PARK_MS = 60_000;
@@ -285,7 +286,8 @@ export class RunExecutor {
     if (SLOW_KINDS.includes(step.kind)) await this.flush(drive);
     if (drive.fenced || isTerminal(drive.state.status)) return;
     const execute = STEP_EXECUTORS[step.kind];
-    const input = { runId: drive.runId, workflow: drive.workflow, step, context: drive.state.context, principal: drive.state.principal, at: this.now() };
+    const visit = [...drive.journal, ...drive.pending].filter((e) => FINISHED_STEP.includes(e.type) && (e.data as RunEventData).agent_id === step.id).length;
+    const input = { runId: drive.runId, workflow: drive.workflow, step, context: drive.state.context, principal: drive.state.principal, at: this.now(), visit };
     const eventsOf = (outcome: StepOutcome) => stepEvents(drive.workflow, step, outcome, Math.round(performance.now() - started));
     if (step.kind === 'ModelOp') {
       // The record write and the step's journal entry commit together, or neither does.

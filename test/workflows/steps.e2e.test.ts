@@ -121,6 +121,15 @@ describe('workflow steps over HTTP', function () {
     });
   });
 
+  describe('a Router loop', () => {
+    it('gives each visit of a Functional step its own idempotency key (the first is <run>:<step>)', async () => {
+      const result = await trigger('/api/wf/loop', {});
+      expect(result.status, JSON.stringify(result.body)).to.equal(201);
+      const runId = result.headers.get('x-svc-run-id')!;
+      expect(result.body).to.deep.equal([`${runId}:visit`, `${runId}:visit:1`, `${runId}:visit:2`]);
+    });
+  });
+
   describe('Router', () => {
     const cases: [string, unknown, unknown, boolean][] = [
       ['eq', 5, 5, true],

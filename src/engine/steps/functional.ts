@@ -3,14 +3,16 @@ import { isJsonObject, type JsonObject } from '../../kernel/json.js';
 import { render } from '../template.js';
 import { errorOutcome, NO_CHANGES, type StepExecutor } from './types.js';
 
-export const executeFunctional: StepExecutor = async ({ runId, step, context }, deps) => {
+export const executeFunctional: StepExecutor = async ({ runId, step, context, visit = 0 }, deps) => {
   const runnerName = String(step.config.runner ?? '');
   const runner = deps.runners.get(runnerName);
   if (!runner) return errorOutcome(`runner ${runnerName} is not loaded`, { step: step.id });
   const params = render(step.config.params ?? {}, context) as JsonObject;
   let result: unknown;
   try {
-    result = await runner(structuredClone(context), { id: step.id, params, runId, idempotencyKey: `${runId}:${step.id}` });
+    // Stable across a resume (the journal says how many visits finished), distinct per Router-loop visit.
+    const idempotencyKey = visit === 0 ? `${runId}:${step.id}` : `${runId}:${step.id}:${visit}`;
+    result = await runner(structuredClone(context), { id: step.id, params, runId, idempotencyKey });
   } catch (error) {
     return errorOutcome((error as Error)?.message ?? String(error), { step: step.id });
   }

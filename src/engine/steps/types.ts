@@ -18,6 +18,8 @@ export interface StepInput {
   context: JsonObject;
   principal: RunPrincipal | null;
   at: string;
+  /** How many times the run already finished this step (a Router loop comes back to it); 0 the first time. */
+  visit?: number;
 }
 
 export interface StepOutcome {
