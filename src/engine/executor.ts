@@ -64,6 +64,8 @@ interface Drive {
   fenced: boolean;
   /** Resolves once the run is in the journal (its first append committed). */
   markDurable: () => void;
+  /** The flush in progress: flushes of one drive run one after the other. */
+  flushing: Promise<void>;
 }
 
 /** Stops a run's drive: its lease was lost or the run was aborted under it. */
@@ -156,6 +158,7 @@ export class RunExecutor {
       interrupted: false,
       fenced: false,
       markDurable,
+      flushing: Promise.resolve(),
     };
     this.active.set(runId, drive);
     if (commitFirst) {
@@ -226,6 +229,7 @@ export class RunExecutor {
       interrupted: false,
       fenced: false,
       markDurable: () => undefined,
+      flushing: Promise.resolve(),
     };
     this.active.set(runId, drive);
     void this.track(runId, this.drive(drive));
@@ -413,15 +417,37 @@ export class RunExecutor {
    * version. A lost race is merged when only control events came in between; a foreign step event
    * means another executor holds the run, and this one stops.
    */
-  private async flush(drive: Drive, work?: (tx: EventTransaction) => Promise<NewEvent[]>): Promise<void> {
+  private flush(drive: Drive, work?: (tx: EventTransaction) => Promise<NewEvent[]>): Promise<void> {
+    const flushed = drive.flushing.then(() => this.flushNow(drive, work));
+    drive.flushing = flushed.catch(() => undefined);
+    return flushed;
+  }
+
+  /**
+   * Journals a run still waiting for its first append (its first step is taking long, and a sync
+   * trigger timed out and answers 202, which must name a run that exists).
+   */
+  async makeDurable(runId: string): Promise<void> {
+    const drive = this.active.get(runId);
+    if (!drive || drive.committed.exists) return;
+    await this.flush(drive).catch((error: unknown) => {
+      // The run ended or moved on meanwhile: it is journaled (or never will be), `durable` says which.
+      if (!(error instanceof DriveStopped)) throw error;
+    });
+  }
+
+  private async flushNow(drive: Drive, work?: (tx: EventTransaction) => Promise<NewEvent[]>): Promise<void> {
     const { store, leaseMs } = this.options;
     for (let attempt = 0; attempt < 20; attempt++) {
       let produced: NewEvent[] = [];
+      // What this append takes; the drive may push more meanwhile (a makeDurable beside a running step).
+      let batch: NewEvent[] = [];
       const askedAt = performance.now();
       try {
         const appended = await store.transact(async (tx) => {
           produced = work ? await work(tx) : [];
-          const events = [...drive.pending, ...produced];
+          batch = drive.pending.slice();
+          const events = [...batch, ...produced];
           if (events.length === 0) return [];
           const result = await tx.append({ streamId: drive.stream, expectedVersion: drive.committed.version, events });
           // Checked in every append, not only the first: a lease lost during a stall fences this writer. After
@@ -435,8 +461,8 @@ export class RunExecutor {
         }
         drive.committed = appended.reduce((state, e) => evolveRun(state, e.type, e.data as RunEventData, e.recordedAt, e.streamPosition), drive.committed);
         drive.journal.push(...appended);
-        drive.state = drive.committed;
-        drive.pending = [];
+        drive.pending = drive.pending.slice(batch.length);
+        drive.state = drive.pending.reduce((state, e) => applyLocal(state, e, this.now()), drive.committed);
         drive.markDurable();
         return;
       } catch (error) {

@@ -80,6 +80,7 @@ export function triggerRouter(deps: TriggerDeps): Router {
     if (!wait) return accepted(deps.pool, res, runId);
     const state = await settleWithin(finished, deps.syncTimeoutMs);
     if (!state || state.status === 'paused' || state.status === 'waiting_human' || state.status === 'waiting_approval' || state.status === 'running' || state.status === 'queued') {
+      await deps.executor.makeDurable(runId);
       await durable;
       return accepted(deps.pool, res, runId, state);
     }

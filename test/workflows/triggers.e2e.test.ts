@@ -83,6 +83,18 @@ describe('workflow triggers over HTTP', function () {
       expect(done.output.ticks).to.equal(5);
     });
 
+    it('a first step longer than SVC_SYNC_TIMEOUT_MS still answers 202 at the timeout, naming a journaled run', async () => {
+      const started = Date.now();
+      const result = await api.post('/api/wf/slow', { ms: 4000 });
+      const elapsed = Date.now() - started;
+      expect(result.status, JSON.stringify(result.body)).to.equal(202);
+      expect(elapsed, 'not held until the first step ends').to.be.below(SYNC_TIMEOUT_MS + 1000);
+      const run = await api.get(`/api/runs/${result.body.id}`);
+      expect(run.status, 'the run the 202 names exists').to.equal(200);
+      expect(run.body.status).to.be.oneOf(['queued', 'running']);
+      expect((await api.post(`/api/runs/${result.body.id}/abort`, { reason: 'test over' })).status).to.equal(200);
+    });
+
     it('422 with a detail array for a missing field, a wrong type and an extra field', async () => {
       const missing = await api.post('/api/wf/typed', { age: 3 });
       expect(missing.status).to.equal(422);
