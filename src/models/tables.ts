@@ -52,7 +52,10 @@ export async function planModelTable(db: Queryable, table: string, versions: Mod
   if (rows.length === 0) {
     const columns = [...wanted].map(([name, type]) => `${quoteIdent(name)} ${type}${name === primaryKey ? ' PRIMARY KEY' : ''}`);
     columns.push(`${quoteIdent(TENANT_COLUMN)} text`);
-    const indexes = [...new Set(foreignKeys)].filter((c) => wanted.has(c) && c !== primaryKey).map((c) => createIndex(table, c));
+    const indexes = [
+      createIndex(table, [TENANT_COLUMN, primaryKey]),
+      ...[...new Set(foreignKeys)].filter((c) => wanted.has(c) && c !== primaryKey).map((c) => createIndex(table, [c])),
+    ];
     return { table, problems, statements: [`CREATE TABLE ${quoteIdent(table)} (${columns.join(', ')})`, ...indexes] };
   }
   const existing = new Map(rows.map((r) => [r.name, r.type]));
@@ -69,8 +72,10 @@ export async function planModelTable(db: Queryable, table: string, versions: Mod
   }
   if (!existing.has(TENANT_COLUMN)) statements.push(`ALTER TABLE ${quoteIdent(table)} ADD COLUMN ${quoteIdent(TENANT_COLUMN)} text`);
   const indexed = await leadingIndexColumns(db, table);
+  // Every read is one tenant's rows in key order: (tenant, key) serves the filter and the order together.
+  if (!indexed.has(TENANT_COLUMN)) statements.push(createIndex(table, [TENANT_COLUMN, primaryKey]));
   for (const column of new Set(foreignKeys)) {
-    if (wanted.has(column) && !indexed.has(column)) statements.push(createIndex(table, column));
+    if (wanted.has(column) && !indexed.has(column)) statements.push(createIndex(table, [column]));
   }
   return { table, problems, statements };
 }
@@ -87,9 +92,9 @@ async function leadingIndexColumns(db: Queryable, table: string): Promise<Set<st
   return new Set(rows.map((r) => r.name));
 }
 
-function createIndex(table: string, column: string): string {
-  // Identifiers stop at 63 bytes: a long pair keeps a hash so two columns never share a truncated name.
-  const plain = `${table}_${column}_idx`;
-  const name = plain.length <= 63 ? plain : `${plain.slice(0, 50)}_${createHash('sha256').update(`${table}.${column}`).digest('hex').slice(0, 8)}_idx`;
-  return `CREATE INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${quoteIdent(table)} (${quoteIdent(column)})`;
+function createIndex(table: string, columns: string[]): string {
+  // Identifiers stop at 63 bytes: a long name keeps a hash so two indexes never share a truncated name.
+  const plain = `${table}_${columns.join('_')}_idx`;
+  const name = plain.length <= 63 ? plain : `${plain.slice(0, 50)}_${createHash('sha256').update(`${table}.${columns.join('.')}`).digest('hex').slice(0, 8)}_idx`;
+  return `CREATE INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')})`;
 }

@@ -37,8 +37,10 @@ describe('planModelTable', () => {
     pool = createPool({ connectionString: await createTestDatabase(), max: 2 });
     const plan = await planModelTable(pool, 'gadgets', [base]);
     expect(plan.problems).to.deep.equal([]);
-    expect(plan.statements).to.have.length(1);
+    expect(plan.statements).to.have.length(2);
     expect(plan.statements[0]).to.match(/^CREATE TABLE "gadgets"/);
+    // Every read is one tenant's rows in key order.
+    expect(plan.statements[1]).to.equal('CREATE INDEX IF NOT EXISTS "gadgets_svc_tenant_id_idx" ON "gadgets" ("svc_tenant", "id")');
     await apply(pool, plan.statements);
     await pool.query(`INSERT INTO gadgets (id, label, weight) VALUES ('00000000-0000-4000-8000-000000000001', 'kept', 7)`);
   });
@@ -132,9 +134,9 @@ describe('planModelTable', () => {
       ).rows.map((r) => r.name);
     try {
       const created = await planModelTable(fresh, 'gadgets', [owned], ['owner_id', 'owner_id', 'id', 'not_a_column']);
-      expect(created.statements.slice(1)).to.deep.equal(['CREATE INDEX IF NOT EXISTS "gadgets_owner_id_idx" ON "gadgets" ("owner_id")']);
+      expect(created.statements.slice(2)).to.deep.equal(['CREATE INDEX IF NOT EXISTS "gadgets_owner_id_idx" ON "gadgets" ("owner_id")']);
       await apply(fresh, created.statements);
-      expect(await leading()).to.deep.equal(['id', 'owner_id']);
+      expect(await leading()).to.deep.equal(['id', 'owner_id', 'svc_tenant']);
       expect((await planModelTable(fresh, 'gadgets', [owned], ['owner_id'])).statements).to.deep.equal([]);
 
       // An existing table gains the index; one under another name (a rebuild copies indexes under new names) counts.
@@ -143,7 +145,7 @@ describe('planModelTable', () => {
       const extended = await planModelTable(fresh, 'gadgets', [owned], ['owner_id', 'maker_id']);
       expect(extended).to.deep.equal({ table: 'gadgets', problems: [], statements: ['CREATE INDEX IF NOT EXISTS "gadgets_owner_id_idx" ON "gadgets" ("owner_id")'] });
       await apply(fresh, extended.statements);
-      expect(await leading()).to.deep.equal(['id', 'maker_id', 'owner_id']);
+      expect(await leading()).to.deep.equal(['id', 'maker_id', 'owner_id', 'svc_tenant']);
     } finally {
       await fresh.end();
     }
