@@ -3,7 +3,7 @@ import type { Pool } from '../db/pool.js';
 import type { Clock } from '../kernel/clock.js';
 import { BadRequestError, NotFoundError, UnauthenticatedError } from '../kernel/errors.js';
 import type { IamCommands } from '../iam/handlers.js';
-import { checkPasswordPolicy, hashPassword, verifyPassword } from '../iam/passwords.js';
+import { checkPasswordPolicy, hashPassword, isOversizePassword, verifyPassword } from '../iam/passwords.js';
 import { findCredentials, findLoginCandidate, findUser, grantsOf } from '../iam/queries.js';
 import type { Principal } from './principal.js';
 import type { MintedToken, TokenService } from './tokens.js';
@@ -41,6 +41,8 @@ export class AuthService {
   /** Every failure (unknown, inactive, passwordless, wrong password) is the same 401 after the same work. */
   async login(username: string, password: string): Promise<MintedToken> {
     const issuedAtMs = this.clock.now().getTime();
+    // bcrypt sees only 72 bytes, so without this a padded password would match; the length says nothing about the account.
+    if (isOversizePassword(password)) throw new UnauthenticatedError(LOGIN_FAILED_MESSAGE);
     const candidate = await findLoginCandidate(this.pool, username);
     const usable = candidate?.is_active ? candidate.hashed_password : null;
     const matches = await verifyPassword(password, usable);

@@ -17,7 +17,12 @@ export function passwordBytes(password: string): Buffer {
 /** Rules for a new password (creation and change); login never reveals them. */
 export function checkPasswordPolicy(password: string): void {
   if ([...password].length < MIN_PASSWORD_CHARS) throw new BadRequestError(`password must have at least ${MIN_PASSWORD_CHARS} characters`);
-  if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) throw new BadRequestError(`password must be at most ${MAX_PASSWORD_BYTES} bytes`);
+  if (isOversizePassword(password)) throw new BadRequestError(`password must be at most ${MAX_PASSWORD_BYTES} bytes`);
+}
+
+/** More bytes than checkPasswordPolicy lets a password have: no account can match it. */
+export function isOversizePassword(password: string): boolean {
+  return Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES;
 }
 
 export async function hashPassword(password: string): Promise<string> {

@@ -1,10 +1,13 @@
-// Two server processes on one database: a logout or a session end on one is honoured by the other within a second.
+// Two server processes on one database: a logout or a session end on one is honoured by the other within a second, also across a LISTEN reconnect.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
+import pg from 'pg';
 import { generateSigningKeyHex } from '../../src/auth/keys.js';
 import { SESSION_ENDED_MESSAGE } from '../../src/auth/middleware.js';
+import { connectionConfig } from '../../src/db/pool.js';
 import type { Service } from '../../src/main.js';
-import { createTestDatabase, freePort } from '../support/db.js';
+import { sleep, waitUntil } from '../eventstore/helpers.js';
+import { createTestDatabase, freePort, testServerUrl } from '../support/db.js';
 import { bootstrapAdmin, call, client, eventually, expectUnauthenticated, login, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
 
@@ -101,5 +104,91 @@ describe('revocation across worker processes', function () {
     // The admin's own token is untouched on both workers.
     expect((await me(local.url, admin.token)).status).to.equal(200);
     expect((await me(remoteUrl, admin.token)).status).to.equal(200);
+  });
+});
+
+describe('revocation across a LISTEN reconnect', function () {
+  this.timeout(60_000);
+  const signingKeyHex = generateSigningKeyHex();
+  let databaseName: string;
+  /** On the server's own database: a database cannot close itself to new connections. */
+  let admin: pg.Client;
+  let first: Service;
+  let second: Service;
+  let firstListenPid: number;
+
+  const me = (url: string, token: string) => call(url, 'GET', '/auth/me', { token });
+  const listenBackends = async (): Promise<number[]> => {
+    const { rows } = await admin.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE application_name = 'svc-listen' AND datname = $1 ORDER BY pid`,
+      [databaseName],
+    );
+    return rows.map((r) => r.pid);
+  };
+  /** Keeps new connections out (the first worker's LISTEN reconnects among them); open ones go on. */
+  const allowConnections = (allowed: boolean) => admin.query(`ALTER DATABASE "${databaseName}" ALLOW_CONNECTIONS ${allowed}`);
+
+  before(async () => {
+    const databaseUrl = await createTestDatabase();
+    databaseName = new URL(databaseUrl).pathname.slice(1);
+    admin = new pg.Client(connectionConfig(testServerUrl(), 'test-admin'));
+    await admin.connect();
+    first = await startTestService({ databaseUrl, env: { SVC_SIGNING_KEY: signingKeyHex } });
+    const backends = await listenBackends();
+    expect(backends, 'the first worker listens on one connection').to.have.length(1);
+    firstListenPid = backends[0]!;
+    second = await startTestService({ databaseUrl, env: { SVC_SIGNING_KEY: signingKeyHex } });
+  });
+  after(async () => {
+    await allowConnections(true).catch(() => undefined);
+    await second?.close();
+    await first?.close();
+    await admin?.end();
+  });
+
+  it('refuses on the first worker, once its LISTEN connection is back, a token logged out on the second while it was disconnected', async () => {
+    // The first worker's 2 s safety-net poll would bring the revocation anyway; without it only the reconnect can.
+    const wakeUps = first.kernel.wakeUps as unknown as { pollTimer?: NodeJS.Timeout };
+    expect(wakeUps.pollTimer, 'WakeUps keeps its poll timer in pollTimer').to.not.equal(undefined);
+    clearInterval(wakeUps.pollTimer);
+
+    const root = await bootstrapAdmin(second.url);
+    const created = await client(second.url, root.token).post('/auth/admin/users', { email: 'rex@example.com', password: 'rex-password-1' });
+    expect(created.status).to.equal(201);
+    const token = await login(first.url, 'rex@example.com', 'rex-password-1');
+    expect((await me(first.url, token)).status).to.equal(200);
+
+    const reconnects: number[] = [];
+    const subscription = first.kernel.wakeUps.reconnected$.subscribe(() => reconnects.push(Date.now()));
+    try {
+      // The logout on the second worker needs pooled connections: open them before the database closes.
+      await Promise.all(Array.from({ length: 4 }, () => second.kernel.pool.query('SELECT pg_sleep(0.05)')));
+      await allowConnections(false);
+      try {
+        const { rows } = await admin.query<{ terminated: boolean }>('SELECT pg_terminate_backend($1) AS terminated', [firstListenPid]);
+        expect(rows[0]!.terminated).to.equal(true);
+        await waitUntil(async () => !(await listenBackends()).includes(firstListenPid), 5000, 'the LISTEN backend to go');
+
+        expect((await client(second.url, token).post('/auth/logout')).status).to.equal(204);
+        expectUnauthenticated(await me(second.url, token), /revoked/);
+        // While disconnected the first worker cannot know: its NOTIFY was lost and nothing polls.
+        await sleep(300);
+        expect(reconnects, 'reconnected while the database refused connections').to.deep.equal([]);
+        expect((await me(first.url, token)).status, 'the first worker heard of the logout without its LISTEN connection').to.equal(200);
+      } finally {
+        await allowConnections(true);
+      }
+
+      const back = await eventually(async () => reconnects.length > 0, 10_000);
+      expect(back.ok, 'the LISTEN connection did not come back').to.equal(true);
+      const refused = await eventually(async () => (await me(first.url, token)).status === 401, PROPAGATION_LIMIT_MS);
+      expect(refused.ok, `still accepted ${Date.now() - reconnects[0]!} ms after the reconnect`).to.equal(true);
+      expectUnauthenticated(await me(first.url, token), /revoked/);
+      expect(await listenBackends()).to.have.length(2);
+      // Only that token: a new sign-in on the first worker works.
+      expect((await me(first.url, await login(first.url, 'rex@example.com', 'rex-password-1'))).status).to.equal(200);
+    } finally {
+      subscription.unsubscribe();
+    }
   });
 });

@@ -58,15 +58,28 @@ describe('POST /auth/bootstrap', () => {
     expectError(again, 409, 'ALREADY_EXISTS');
   });
 
-  it('answers 422 for a missing password and 400 for an invalid email, without closing anything', async () => {
+  it('answers 422 for a missing password and 400 for an invalid email, writing nothing', async () => {
+    const eventsBefore = await countEvents(service);
     const missing = await call(service.url, 'POST', '/auth/bootstrap', { json: { email: 'x@example.com' } });
     expect(missing.status).to.equal(422);
     expect(missing.body.detail).to.deep.equal([{ loc: ['body', 'password'], msg: 'Field required', type: 'missing' }]);
     const wrongType = await call(service.url, 'POST', '/auth/bootstrap', { json: { email: 42, password: 'long-enough' } });
     expect(wrongType.status).to.equal(422);
     expect(wrongType.body.detail).to.deep.equal([{ loc: ['body', 'email'], msg: 'Input should be a valid string', type: 'string_type' }]);
+    // The address is checked before the bootstrap command: an invalid one is a 400, not the 409 of a taken bootstrap.
+    for (const email of ['not-an-email', 'two@@example.com', 'spaces in@example.com', 'nodot@example']) {
+      const invalid = await call(service.url, 'POST', '/auth/bootstrap', { json: { email, password: 'long-enough-password' } });
+      expect(invalid.status, `${email}: ${JSON.stringify(invalid.body)}`).to.equal(400);
+      expect(invalid.body, email).to.deep.equal({ detail: 'email is not a valid address', code: 'BAD_REQUEST' });
+    }
+    expect(await countEvents(service)).to.equal(eventsBefore);
   });
 });
+
+async function countEvents(service: Service): Promise<number> {
+  const { rows } = await service.kernel.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events');
+  return rows[0]!.n;
+}
 
 describe('password login and tokens', () => {
   let service: Service;
