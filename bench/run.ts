@@ -1,11 +1,25 @@
-// Runs the foundation benchmarks one at a time (all, or those named), prints and records each result.
+// Runs the benchmarks one at a time (all, or those named), prints and records each result.
+// `--no-record` leaves RESULTS.md alone; `--quick` (or BENCH_QUICK=1) shortens the HTTP benchmarks' phases.
 import { appendBenchmark } from './append.js';
 import { appendBatchBenchmark } from './appendBatch.js';
+import { authBenchmark } from './auth.js';
 import { latencyBenchmark } from './latency.js';
+import { modelsBenchmark } from './models.js';
 import { rebuildBenchmark } from './rebuild.js';
+import { sseBenchmark } from './sse.js';
+import { workflowsBenchmark } from './workflows.js';
 import { recordResult, RESULTS_FILE, type Benchmark } from './support.js';
 
-const BENCHMARKS: readonly Benchmark[] = [appendBenchmark, appendBatchBenchmark, rebuildBenchmark, latencyBenchmark];
+const BENCHMARKS: readonly Benchmark[] = [
+  appendBenchmark,
+  appendBatchBenchmark,
+  rebuildBenchmark,
+  latencyBenchmark,
+  authBenchmark,
+  modelsBenchmark,
+  workflowsBenchmark,
+  sseBenchmark,
+];
 
 /** No benchmark may hang: each gets this long before the process gives up. */
 const BENCH_TIMEOUT_MS = 5 * 60_000;
