@@ -89,9 +89,11 @@ export class LogFollower {
         else void readFromTable();
       };
       const live = [this.localAppends.subscribe(onLive), this.tail.subscribe(onLive)];
-      // A poll or reconnect may mean a missed wake-up: look again.
+      // A reconnect may mean missed wake-ups: look again. A poll needs no read per subscriber (a
+      // thousand SSE followers would be a thousand queries every tick): it wakes the global tail,
+      // which reads the log once and feeds every subscriber, and a gap it shows triggers a read.
       const wakes = this.wakes$.subscribe((reason) => {
-        if (reason === 'poll' || reason === 'reconnect') void readFromTable();
+        if (reason === 'reconnect') void readFromTable();
       });
       void readFromTable();
       return () => {
