@@ -13,7 +13,7 @@ import { newId } from '../kernel/ids.js';
 import type { JsonObject } from '../kernel/json.js';
 import type { Logger } from '../kernel/logger.js';
 import { CONTROL_EVENT_TYPES, runEvent, runStream, type RunEventData, type RunEventType } from '../runs/events.js';
-import { SLOW_KINDS, type StepDefinition, type WorkflowDefinition } from '../workflows/definition.js';
+import { endsPurely, SLOW_KINDS, type StepDefinition, type WorkflowDefinition } from '../workflows/definition.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
 import { runAgent, type AgentDeps, type AgentHost } from './agent.js';
 import { acquireLease, claimRuns, keepLease, releaseLease, renewLeases } from './leases.js';
@@ -300,8 +300,12 @@ export class RunExecutor {
     }
     const outcome = await execute(input, this.options.steps);
     for (const event of eventsOf(outcome)) this.push(drive, event);
-    // A runner may have touched the outside world: journal it before moving on.
-    if (step.kind !== 'Router' && step.kind !== 'Response') await this.flush(drive);
+    // A runner may have touched the outside world: journal it before moving on, unless all that is
+    // left are Router and Response steps (nothing leaves the process): then it goes out with the
+    // run's end, one commit fewer. A crash before that commit runs the step again, as a crash during it would.
+    if (step.kind === 'Router' || step.kind === 'Response') return;
+    const next = drive.state.nextStep;
+    if (next !== null && !isTerminal(drive.state.status) && !endsPurely(drive.workflow, next)) await this.flush(drive);
   }
 
   /**

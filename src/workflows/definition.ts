@@ -114,3 +114,29 @@ export function nextStepId(workflow: WorkflowDefinition, step: StepDefinition, s
   }
   return { unmapped: true };
 }
+
+const PURE_KINDS: readonly string[] = ['Router', 'Response'];
+const pureTails = new WeakMap<WorkflowDefinition, Map<string, boolean>>();
+
+/**
+ * Whether every path from this step to the end of the run passes only Router and Response steps
+ * (which compute, and touch nothing outside the process). Memoized per workflow; a pure cycle counts
+ * as not ending.
+ */
+export function endsPurely(workflow: WorkflowDefinition, stepId: string): boolean {
+  let known = pureTails.get(workflow);
+  if (!known) pureTails.set(workflow, (known = new Map()));
+  const memo = known;
+  const visit = (id: string, path: Set<string>): boolean => {
+    if (id === END) return true;
+    const cached = memo.get(id);
+    if (cached !== undefined) return cached;
+    const step = workflow.steps.find((s) => s.id === id);
+    if (!step || !PURE_KINDS.includes(step.kind) || path.has(id)) return false;
+    const next = [...Object.values(step.routes), ...('default' in step.routes ? [] : [workflow.steps[workflow.steps.indexOf(step) + 1]?.id ?? END])];
+    const pure = next.every((target) => visit(target, new Set([...path, id])));
+    memo.set(id, pure);
+    return pure;
+  };
+  return visit(stepId, new Set());
+}
