@@ -30,7 +30,7 @@ import { healthRouter } from './http/health.js';
 import { listMountedRoutes, type MountedRoutes } from './http/mountedRoutes.js';
 import { listen, type HttpServer } from './http/server.js';
 import { IamCommands } from './iam/handlers.js';
-import { warmUpPasswordHashing } from './iam/passwords.js';
+import { limitPasswordHashing, warmUpPasswordHashing } from './iam/passwords.js';
 import { iamAdminRouter } from './iam/routes.js';
 import { systemClock, type Clock } from './kernel/clock.js';
 import type { Logger } from './kernel/logger.js';
@@ -182,6 +182,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
     const commands = new IamCommands(store, clock);
     const auth = new AuthService(pool, commands, tokens, settings.tenantIds, clock);
     const authenticator = createAuthenticator({ tokens, sessions, settings });
+    limitPasswordHashing(settings.passwordHashConcurrency);
     void warmUpPasswordHashing();
     const federationProviders = new FederationProviders(project.federationProviders, settings, live);
     await federationProviders.start();

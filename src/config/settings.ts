@@ -1,4 +1,5 @@
 // The only reader of process.env and svc.yaml: parse every setting, list every problem at once, freeze.
+import { availableParallelism } from 'node:os';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -37,6 +38,8 @@ export interface Settings {
   readonly syncTimeoutMs: number;
   readonly tenantIds: readonly string[] | undefined;
   readonly workers: number;
+  /** bcrypt hashes one process runs at once (each takes a core for ~100-250 ms). */
+  readonly passwordHashConcurrency: number;
   readonly logLevel: LogLevel;
   readonly bodyLimitBytes: number;
   readonly dbPoolSize: number;
@@ -59,7 +62,7 @@ export class SettingsError extends Error {
 
 /** Names a user may put under `spec.settings` of svc.yaml; the environment still wins. */
 const FILE_SETTING_NAMES = [
-  'PORT', 'HOST', 'DATABASE_URL', 'SVC_EMBEDDED_PG_PORT', 'SVC_ENV', 'SVC_SIGNING_KEY', 'SVC_TOKEN_TTL_SECONDS',
+  'PORT', 'HOST', 'DATABASE_URL', 'SVC_EMBEDDED_PG_PORT', 'SVC_PASSWORD_HASH_CONCURRENCY', 'SVC_ENV', 'SVC_SIGNING_KEY', 'SVC_TOKEN_TTL_SECONDS',
   'SVC_DEV_MODE', 'SVC_ALLOW_DEV_AUTH', 'SVC_DEV_API_KEY', 'SVC_DEV_AUTO_LOGIN', 'SVC_DEV_IP_ALLOWLIST',
   'SVC_EXPOSE_MODEL_CRUD', 'SVC_OAUTH_BASE_URL', 'SVC_OAUTH_UI_REDIRECT_URL', 'SVC_REDIS_URL',
   'SVC_SYNC_TIMEOUT_MS', 'SVC_TENANT_IDS', 'SVC_WORKERS', 'SVC_LOG_LEVEL', 'SVC_BODY_LIMIT_BYTES', 'SVC_DB_POOL_SIZE',
@@ -137,6 +140,9 @@ export function loadSettings(env: Source = process.env, cwd: string = process.cw
     syncTimeoutMs: read.integer('SVC_SYNC_TIMEOUT_MS', 30000, 0, 3_600_000),
     tenantIds: read.list('SVC_TENANT_IDS'),
     workers: read.integer('SVC_WORKERS', 1, 1, 64),
+    // One core fewer than the machine has (at least one): a burst of logins never takes every core
+    // from the requests that need none.
+    passwordHashConcurrency: read.integer('SVC_PASSWORD_HASH_CONCURRENCY', Math.max(1, availableParallelism() - 1), 1, 64),
     logLevel: read.oneOf('SVC_LOG_LEVEL', LOG_LEVELS, 'info'),
     bodyLimitBytes: read.integer('SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     dbPoolSize: read.integer('SVC_DB_POOL_SIZE', 10, 1, 200),

@@ -1,6 +1,7 @@
 // Password hashing with native bcrypt (cost 12, on libuv's thread pool, off the event loop).
 import { randomBytes } from 'node:crypto';
 import bcrypt from 'bcrypt';
+import pLimit from 'p-limit';
 import { BadRequestError } from '../kernel/errors.js';
 
 export const BCRYPT_COST = 12;
@@ -25,8 +26,15 @@ export function isOversizePassword(password: string): boolean {
   return Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES;
 }
 
+/** Queues bcrypt work beyond `concurrency` hashes at once (set from the settings at start). */
+let hashing = pLimit(1);
+
+export function limitPasswordHashing(concurrency: number): void {
+  hashing = pLimit(concurrency);
+}
+
 export async function hashPassword(password: string): Promise<string> {
-  return bcrypt.hash(passwordBytes(password), BCRYPT_COST);
+  return hashing(() => bcrypt.hash(passwordBytes(password), BCRYPT_COST));
 }
 
 let dummyHash: Promise<string> | undefined;
@@ -36,9 +44,9 @@ let dummyHash: Promise<string> | undefined;
  * inactive or passwordless account costs the same time as a wrong password.
  */
 export async function verifyPassword(password: string, hash: string | null): Promise<boolean> {
-  dummyHash ??= bcrypt.hash(randomBytes(16).toString('hex'), BCRYPT_COST);
+  dummyHash ??= hashing(() => bcrypt.hash(randomBytes(16).toString('hex'), BCRYPT_COST));
   const target = hash ?? (await dummyHash);
-  const matches = await bcrypt.compare(passwordBytes(password), target);
+  const matches = await hashing(() => bcrypt.compare(passwordBytes(password), target));
   return hash !== null && matches;
 }
 

@@ -1,4 +1,5 @@
 // loadSettings: defaults, svc.yaml under the environment, one SettingsError naming every problem, a frozen result.
+import { availableParallelism } from 'node:os';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -50,6 +51,7 @@ describe('loadSettings', () => {
         syncTimeoutMs: 30000,
         tenantIds: undefined,
         workers: 1,
+        passwordHashConcurrency: Math.max(1, availableParallelism() - 1),
         logLevel: 'info',
         bodyLimitBytes: 1024 * 1024,
       });
