@@ -35,6 +35,8 @@ export interface AgentHost {
   principal: RunPrincipal | null;
   /** Journal entries of this step so far (a resume finds its earlier turns here). */
   prior: { type: string; payload: JsonObject }[];
+  /** Aborted when the run is: the model call in flight is cancelled. */
+  aborted: AbortSignal;
   /** Appends and commits; false when the run must stop (aborted, fenced). */
   journal(events: NewEvent[]): Promise<boolean>;
   /** Merges control events; false when the run is paused or ended. */
@@ -154,8 +156,10 @@ export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentR
     for (const steer of steers) conversation.push({ role: 'user', content: steer });
     let answer: ChatAnswer;
     try {
-      answer = await client.chat(conversation, toolSpecs, jsonOutput);
+      answer = await client.chat(conversation, toolSpecs, jsonOutput, host.aborted);
     } catch (error) {
+      // The run was aborted under the call: the run has ended, there is no step outcome to give.
+      if (host.aborted.aborted) return { stopped: true };
       return fail(`the model call failed: ${(error as Error).message}`);
     }
     iteration++;

@@ -66,6 +66,8 @@ interface Drive {
   markDurable: () => void;
   /** The flush in progress: flushes of one drive run one after the other. */
   flushing: Promise<void>;
+  /** Fires when an abort of the run arrives: a model call in flight is cancelled, not waited for. */
+  aborted: AbortController;
 }
 
 /** Stops a run's drive: its lease was lost or the run was aborted under it. */
@@ -159,6 +161,7 @@ export class RunExecutor {
       fenced: false,
       markDurable,
       flushing: Promise.resolve(),
+      aborted: new AbortController(),
     };
     this.active.set(runId, drive);
     if (commitFirst) {
@@ -230,6 +233,7 @@ export class RunExecutor {
       fenced: false,
       markDurable: () => undefined,
       flushing: Promise.resolve(),
+      aborted: new AbortController(),
     };
     this.active.set(runId, drive);
     void this.track(runId, this.drive(drive));
@@ -348,6 +352,7 @@ export class RunExecutor {
       context: drive.state.context,
       principal: drive.state.principal,
       prior: drive.journal.slice(startIndex + 1).map((e) => ({ type: e.type, payload: (e.data as RunEventData).payload })),
+      aborted: drive.aborted.signal,
       journal: async (events) => {
         for (const event of events) this.push(drive, event);
         try {
@@ -509,8 +514,10 @@ export class RunExecutor {
     if (event.streamType !== 'run' || !CONTROL_EVENT_TYPES.includes(event.type as RunEventType)) return;
     const runId = event.streamId.slice('run-'.length);
     const drive = this.active.get(runId);
-    if (drive) drive.interrupted = true;
-    else if (event.type === 'resumed' || event.type === 'approval_decided') void this.resume(runId).catch((error: unknown) => this.options.logger.warn({ err: error, runId }, 'resume failed'));
+    if (drive) {
+      drive.interrupted = true;
+      if (event.type === 'run_aborted') drive.aborted.abort();
+    } else if (event.type === 'resumed' || event.type === 'approval_decided') void this.resume(runId).catch((error: unknown) => this.options.logger.warn({ err: error, runId }, 'resume failed'));
   }
 
   /** Picks up runs nobody drives (their process died, or they were resumed elsewhere). */

@@ -138,14 +138,14 @@ function validateStep(workflow: WorkflowDefinition, step: StepDefinition, ids: S
     if (!['create', 'read', 'list', 'update', 'delete'].includes(String(config.operation))) add('V001', 'error', `unknown operation ${String(config.operation)}`, step.id);
   }
   if (step.kind === 'APICall' && typeof asRecord(config.http).url !== 'string') add('V001', 'error', 'an APICall needs http.url', step.id);
-  if (step.kind === 'Agent') validateAgent(step, ids, input, add);
+  if (step.kind === 'Agent') validateAgent(workflow, step, input, add);
   if (step.kind === 'HumanInTheLoop') validateHuman(step, add);
   if (step.kind === 'MCP' && typeof asRecord(config.mcp).tool !== 'string') add('V001', 'error', 'an MCP step needs mcp.tool', step.id);
   for (const { ref, expected } of artifactRefs(step)) {
     const match = /^artifact:\/\/([^@]+)(?:@(.+))?$/.exec(ref);
     const type = match ? input.artifactType(match[1]!, match[2]) : undefined;
     if (!match || type === undefined) add('V017', 'error', `${ref} does not resolve to an artifact`, step.id);
-    else if (expected && type !== expected) add('V017', 'error', `${ref} is a ${type}, expected a ${expected}`, step.id);
+    else if (expected && !expected.includes(type)) add('V017', 'error', `${ref} is a ${type}, expected a ${expected.join(' or ')}`, step.id);
     else if (!match[2]) add('V017', 'warning', `${ref} is not pinned to a version`, step.id);
   }
   for (const path of templatePaths(config)) {
@@ -190,9 +190,12 @@ function validateHuman(step: StepDefinition, add: Add): void {
 
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
+/** Steps an agent can call as tools: they do one thing and answer (no waiting, no routing, no nesting). */
+const TOOL_KINDS: readonly string[] = ['Functional', 'APICall', 'MCP', 'ModelOp'];
+
 const RESERVED_EXITS = ['max_iterations', 'budget_exceeded', 'guardrail_violation', 'aborted'];
 
-function validateAgent(step: StepDefinition, ids: Set<string>, input: ValidationInput, add: Add): void {
+function validateAgent(workflow: WorkflowDefinition, step: StepDefinition, input: ValidationInput, add: Add): void {
   const agent = asRecord(step.config.agent);
   const mode = step.config.mode;
   if (mode !== 'completion' && mode !== 'autonomous') add('V011', 'error', 'an Agent needs mode: completion or autonomous', step.id);
@@ -200,20 +203,25 @@ function validateAgent(step: StepDefinition, ids: Set<string>, input: Validation
   else if (!input.agentModels.has(agent.model)) add('V011', 'error', `AgentModel ${agent.model} is not loaded (llms/, or its variables are unset)`, step.id);
   const tools = Array.isArray(agent.tools) ? agent.tools.map(asRecord) : [];
   if (mode === 'autonomous' && tools.length === 0) add('V011', 'error', 'an autonomous Agent needs tools', step.id);
-  for (const tool of tools) if (!ids.has(String(tool.ref))) add('V011', 'error', `tool ref ${String(tool.ref)} is not a step`, step.id);
+  for (const tool of tools) {
+    const target = workflow.steps.find((s) => s.id === String(tool.ref));
+    if (!target) add('V011', 'error', `tool ref ${String(tool.ref)} is not a step`, step.id);
+    else if (!TOOL_KINDS.includes(target.kind)) add('V011', 'error', `tool ref ${target.id} is a ${target.kind} step; a tool is a Functional, APICall, MCP or ModelOp step`, step.id);
+  }
   const outcome = asRecord(agent.outcome);
   for (const value of Array.isArray(outcome.enum) ? outcome.enum.map(String) : []) {
     if (!(value in step.routes)) add('V012', 'error', `outcome ${value} is not routed`, step.id);
   }
-  for (const exit of RESERVED_EXITS) {
+  // `aborted` is reserved, but an abort ends the run itself: there is nothing after it to route to.
+  for (const exit of RESERVED_EXITS.filter((e) => e !== 'aborted')) {
     if (!(exit in step.routes)) add('V004', 'warning', `reserved exit ${exit} is not routed (the run fails if it happens)`, step.id);
   }
 }
 
 /** Every artifact:// reference a step makes, with the type its place requires. */
-function artifactRefs(step: StepDefinition): { ref: string; expected?: string }[] {
-  const refs: { ref: string; expected?: string }[] = [];
-  const visit = (value: unknown, expected?: string) => {
+function artifactRefs(step: StepDefinition): { ref: string; expected?: readonly string[] }[] {
+  const refs: { ref: string; expected?: readonly string[] }[] = [];
+  const visit = (value: unknown, expected?: readonly string[]) => {
     if (typeof value === 'string' && value.startsWith('artifact://')) refs.push({ ref: value, ...(expected ? { expected } : {}) });
     else if (Array.isArray(value)) value.forEach((item) => visit(item, expected));
     else if (value && typeof value === 'object') Object.entries(value).forEach(([key, item]) => visit(item, expectedType(key) ?? expected));
@@ -222,11 +230,12 @@ function artifactRefs(step: StepDefinition): { ref: string; expected?: string }[
   return refs;
 }
 
-function expectedType(key: string): string | undefined {
-  if (key === 'server') return 'mcp';
-  if (key === 'steering') return 'steering';
-  if (key === 'input' || key === 'output' || key === 'tools') return undefined;
-  if (key === 'guardrails') return 'guardrail';
+/** The artifact types a key accepts (system and prompt texts take any prose type). */
+function expectedType(key: string): readonly string[] | undefined {
+  if (key === 'server') return ['mcp'];
+  if (key === 'steering') return ['steering'];
+  if (key === 'system' || key === 'prompt') return ['prompt', 'steering', 'skill'];
+  if (key === 'guardrails') return ['guardrail'];
   return undefined;
 }
 

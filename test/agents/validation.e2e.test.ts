@@ -44,15 +44,17 @@ describe('validation of agents and artifact references', function () {
 
     it('exits 1', () => {
       expect(result.code, result.output).to.equal(1);
-      expect(result.output).to.match(/10 workflows, 0 models: 10 errors, 0 warnings/);
+      expect(result.output).to.match(/12 workflows, 0 models: 12 errors, 0 warnings/);
     });
 
-    it('V011: an Agent without model or mode, with an unknown AgentModel, autonomous without tools, or an unknown tool ref', () => {
+    it('V011: an Agent without model or mode, with an unknown AgentModel, autonomous without tools, an unknown tool ref, or a tool that is no tool', () => {
       expect(finding('V011', 'v011_no_model')).to.include('step agent').and.include('agent.model');
       expect(finding('V011', 'v011_no_mode')).to.include('mode: completion or autonomous');
       expect(finding('V011', 'v011_unknown_model')).to.include('ghost_model');
       expect(finding('V011', 'v011_no_tools')).to.include('autonomous Agent needs tools');
       expect(finding('V011', 'v011_bad_tool')).to.include('ghost_step');
+      // A Router (or HumanInTheLoop, Agent, Response) cannot answer as a tool.
+      expect(finding('V011', 'v011_tool_kind')).to.include('tool ref pick is a Router step');
     });
 
     it('V012: an outcome enum value that no route maps', () => {
@@ -61,11 +63,12 @@ describe('validation of agents and artifact references', function () {
       expect(line).to.not.include('yes_please');
     });
 
-    it('V017: an unresolved ref, a missing version, and a ref of the wrong type (steering, guardrail) are errors', () => {
+    it('V017: an unresolved ref, a missing version, and a ref of the wrong type (steering, guardrail, prompt) are errors', () => {
       expect(finding('V017', 'v017_unresolved')).to.include('artifact://missing_prompt@1 does not resolve');
       expect(finding('V017', 'v017_no_such_version')).to.include('artifact://a_prompt@9 does not resolve');
       expect(finding('V017', 'v017_wrong_steering')).to.include('is a prompt, expected a steering');
       expect(finding('V017', 'v017_wrong_guardrail')).to.include('is a prompt, expected a guardrail');
+      expect(finding('V017', 'v017_wrong_prompt')).to.include('is a guardrail, expected a prompt or steering or skill');
     });
   });
 
