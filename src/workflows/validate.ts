@@ -41,7 +41,6 @@ const SIGNALS: Record<string, string[]> = {
   MCP: ['default', 'error'],
   HumanInTheLoop: ['approve', 'reject'],
 };
-const NOT_YET_EXECUTABLE = new Set<string>();
 
 export interface ValidationInput {
   workflows: WorkflowDefinition[];
@@ -111,7 +110,6 @@ function validateStep(workflow: WorkflowDefinition, step: StepDefinition, ids: S
     add('V001', 'error', `unknown step kind ${String(step.kind)}`, step.id);
     return;
   }
-  if (NOT_YET_EXECUTABLE.has(step.kind)) add('V001', 'warning', `${step.kind} steps are not executed by this version yet: the step fails`, step.id);
   unknownKeys(step.config, new Set(STEP_KEYS[step.kind])).forEach((k) => add('V001', 'error', `unknown key ${k} for a ${step.kind} step`, step.id));
   for (const [signal, target] of Object.entries(step.routes)) {
     if (target !== END && !ids.has(target)) add('V003', 'error', `route ${signal} -> ${target}: no such step`, step.id);

@@ -40,17 +40,20 @@ describe('workflow validation', function () {
 
     it('exits 1 when a project has errors and prints the count', () => {
       expect(invalid.code, invalid.stderr).to.equal(1);
-      expect(invalid.stdout).to.match(/10 workflows, 1 models: 9 errors, 0 warnings/);
+      expect(invalid.stdout).to.match(/13 workflows, 1 models: 12 errors, 0 warnings/);
     });
 
     const expected: [string, string, string | null, RegExp][] = [
+      ['V001', 'workflows/badkey.yaml', 'pick', /unknown key colour for a Router step/],
       ['V002', 'workflows/dup.yaml', 'twice', /used twice/],
       ['V003', 'workflows/badroute.yaml', 'jumper', /nowhere/],
       ['V006', 'workflows/norunner.yaml', 'ghost', /not_there/],
       ['V007', 'workflows/nomodel.yaml', 'save', /Thing/],
+      ['V008', 'workflows/badtemplate.yaml', 'check', /not a path! \}\} is not a path/],
       ['V009', 'workflows/badschema.yaml', null, /Nope\.create/],
       ['V010', 'workflows/clash_b.yaml', null, /POST \/api\/same.*clash_a/],
       ['V019', 'workflows/publicscope.yaml', null, /public/],
+      ['V020', 'workflows/mcpexport.yaml', null, /MCP export needs metadata.description/],
       ['V021', 'workflows/badscope.yaml', null, /bad scope!/],
       // A form field type the decision validator cannot compile would make every decision a 500.
       ['V022', 'workflows/badform.yaml', 'ask', /amount: type number/],
