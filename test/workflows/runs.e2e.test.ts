@@ -135,6 +135,21 @@ describe('runs over HTTP', function () {
       }
     });
 
+    it('a client that drops mid-run and comes back with Last-Event-ID gets the rest, live, with no gap or duplicate', async () => {
+      const runId = await runAs(owner.token, '/api/wf/slow?wait=false', { ms: 200 });
+      const first = await SseReader.open(`${service.url}/api/runs/${runId}/events`, { token: owner.token });
+      await first.until('step_completed', 5000);
+      first.close();
+      const lastSeen = Number(first.frames.at(-1)!.id);
+      const second = await SseReader.open(`${service.url}/api/runs/${runId}/events`, { token: owner.token, headers: { 'last-event-id': String(lastSeen) } });
+      const rest = await second.readToEnd(10_000);
+      const seqs = [...first.frames, ...rest].map((f) => f.data.seq);
+      expect(rest[0]!.data.seq).to.equal(lastSeen + 1);
+      expect(seqs).to.deep.equal(seqs.map((_, i) => i + 1));
+      expect(rest.at(-1)!.event).to.equal('run_completed');
+      expect(rest.some((f) => f.event === 'step_completed'), 'some of the rest arrived live').to.equal(true);
+    });
+
     it('replays, then goes live for a run in progress, without gaps or duplicates', async () => {
       const runId = await runAs(owner.token, '/api/wf/slow?wait=false', { ms: 150 });
       const reader = await SseReader.open(`${service.url}/api/runs/${runId}/events`, { token: owner.token });
