@@ -33,16 +33,18 @@ export class RowFold {
     return `\u0000${JSON.stringify(columns.map((k) => key[k] ?? null))}`;
   }
 
-  /** Keys the events touch that are not held yet, each once. */
+  /** Keys the events touch that are not held yet, each once (less those whose row they start). */
   unknownKeys(events: readonly RecordedEvent[]): RowKey[] {
-    const unknown = new Map<KeyId, RowKey>();
+    const unknown = new Map<KeyId, RowKey | null>();
+    const starts = this.projection.startsRow ?? [];
     for (const event of events) {
       for (const key of this.projection.keysOf(event)) {
         const id = this.keyId(key);
-        if (!this.entries.has(id)) unknown.set(id, key);
+        if (this.entries.has(id) || unknown.has(id)) continue;
+        unknown.set(id, starts.includes(event.type) ? null : key);
       }
     }
-    return [...unknown.values()];
+    return [...unknown.values()].filter((key): key is RowKey => key !== null);
   }
 
   /** Records what the table holds for these keys (rows found; every other key has no row). */

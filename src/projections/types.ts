@@ -18,6 +18,11 @@ export interface RowProjection<R extends Row = Row> {
   /** Primary key columns, in the table's order. */
   readonly key: readonly string[];
   readonly eventTypes: readonly string[];
+  /**
+   * Event types that are always the first event of their row (a run's run_started): a key met first
+   * through one of them has no row yet, so none is loaded for it.
+   */
+  readonly startsRow?: readonly string[];
   /** The full keys of the rows an event touches (usually one). */
   keysOf(event: RecordedEvent): RowKey[];
   /** The row after the event; null deletes it. Values must be JSON (timestamps as ISO strings). */

@@ -52,6 +52,8 @@ export const runsProjection = defineProjection({
   table: 'svc_runs',
   key: ['id'],
   eventTypes: RUN_EVENT_TYPES,
+  // run_started opens the run's stream (appended at version 0): its row never exists before it.
+  startsRow: ['run_started'],
   keysOf: (event: RecordedEvent) => [{ id: event.streamId.slice('run-'.length) }],
   evolve(row: Row | null, _key, event): Row | null {
     if (!row && event.type !== 'run_started') return null;
