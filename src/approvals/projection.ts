@@ -6,14 +6,15 @@ import type { RunEventData } from '../runs/events.js';
 
 export const approvalsProjection = defineProjection({
   name: 'svc_approvals',
-  version: 1,
+  version: 2,
   table: 'svc_approvals',
   key: ['approval_id'],
-  eventTypes: ['approval_requested', 'approval_decided'],
+  eventTypes: ['approval_requested', 'approval_decided', 'run_aborted'],
   keysOf(event: RecordedEvent) {
     const payload = (event.data as RunEventData).payload;
     const id = event.type === 'approval_requested' ? (payload.approval as JsonObject).approval_id : payload.approval_id;
-    return [{ approval_id: String(id) }];
+    // An abort touches the approval its run waited on, if any.
+    return id === undefined || id === null ? [] : [{ approval_id: String(id) }];
   },
   evolve(row: Row | null, key, event): Row | null {
     const data = event.data as RunEventData;
@@ -44,6 +45,7 @@ export const approvalsProjection = defineProjection({
       };
     }
     if (!row) return null;
+    if (event.type === 'run_aborted') return row.status === 'pending' ? { ...row, status: 'cancelled' } : row;
     return {
       ...row,
       status: String(payload.decision) === 'expired' ? 'expired' : 'decided',

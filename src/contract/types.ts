@@ -99,7 +99,7 @@ export type Approval = {
   form: Json;
   display: JsonRecord;
   required_group: string | null;
-  status: 'pending' | 'decided' | 'expired';
+  status: 'pending' | 'decided' | 'expired' | 'cancelled';
   decision: string | null;
   decided_by: string | null;
   decided_at: string | null;

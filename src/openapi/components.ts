@@ -85,7 +85,7 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         form: {},
         display: anyObject,
         required_group: { type: ['string', 'null'] },
-        status: { type: 'string', enum: ['pending', 'decided', 'expired'] },
+        status: { type: 'string', enum: ['pending', 'decided', 'expired', 'cancelled'] },
         decision: { type: ['string', 'null'] },
         decided_by: { type: ['string', 'null'] },
         decide_url: str,

@@ -20,7 +20,8 @@ export function decideControl(state: RunState, action: ControlAction, by: string
       if (state.status !== 'paused') throw new ConflictError(`Run is ${state.status}, not paused`);
       return { type: 'resumed', payload: { by } };
     case 'abort':
-      return { type: 'run_aborted', payload: { by, reason: message ?? 'aborted on request' } };
+      // The approval it waited on, if any, is cancelled with it (the approvals read model says so).
+      return { type: 'run_aborted', payload: { by, reason: message ?? 'aborted on request', ...(state.approval ? { approval_id: state.approval.approval_id } : {}) } };
     case 'steer':
       return { type: 'steered', payload: { by, message: message ?? '' } };
   }
