@@ -386,25 +386,15 @@ describe('IAM decide', () => {
       at: T1,
     } as const;
 
+    const rootCreated = { ...userCreated('u1', 'root@example.com'), data: { ...userCreated('u1', 'root@example.com').data, at: T1 } };
+
     it('creates the superadmin role with iam:admin, the first user, the assignment and closes bootstrap', () => {
       given()
         .when(command)
         .then({
           [emailOf('root@example.com')]: [{ type: 'UniqueValueClaimed', data: { owner: 'u1', at: T1 } }],
           'user-u1': [
-            {
-              type: 'UserCreated',
-              data: {
-                userId: 'u1',
-                email: 'root@example.com',
-                phoneNumber: null,
-                passwordHash: '$2b$12$hash',
-                tenant: null,
-                federatedProvider: null,
-                federatedSub: null,
-                at: T1,
-              },
-            },
+            rootCreated,
             { type: 'RoleAssigned', data: { userId: 'u1', roleId: 'r1', at: T1 } },
           ],
           [roleNameOf('superadmin')]: [{ type: 'UniqueValueClaimed', data: { owner: 'r1', at: T1 } }],
@@ -424,19 +414,7 @@ describe('IAM decide', () => {
         .then({
           [emailOf('root@example.com')]: [{ type: 'UniqueValueClaimed', data: { owner: 'u1', at: T1 } }],
           'user-u1': [
-            {
-              type: 'UserCreated',
-              data: {
-                userId: 'u1',
-                email: 'root@example.com',
-                phoneNumber: null,
-                passwordHash: '$2b$12$hash',
-                tenant: null,
-                federatedProvider: null,
-                federatedSub: null,
-                at: T1,
-              },
-            },
+            rootCreated,
             { type: 'RoleAssigned', data: { userId: 'u1', roleId: 'r0', at: T1 } },
           ],
           'role-r0': [
