@@ -1,5 +1,6 @@
-// The artifacts a workflow can use: project files (in memory, they shadow uploads) and uploads (the
-// database, so an upload is visible to every worker at once).
+// The artifacts a workflow can use: project files (in memory) and uploads (the database, so an upload
+// is visible to every worker at once). A project file owns its name: uploads for it are refused, and
+// uploads stored before the file appeared are hidden while it is there (listed only as a count).
 import type { Pool } from '../db/pool.js';
 import { runCommand } from '../eventstore/command.js';
 import type { EventStore } from '../eventstore/store.js';
@@ -76,19 +77,20 @@ export class ArtifactCatalog {
     return this.project.get(name);
   }
 
-  /** Every artifact, project files first, each with all its versions (shadowed uploads marked). */
+  /** Every artifact with the versions a read can return; a project file's name lists the file alone. */
   async list(): Promise<JsonObject[]> {
     const { rows } = await this.pool.query<UploadRow>('SELECT name, version, type, content, hash, description, created_at FROM svc_artifacts');
     const names = [...new Set([...this.project.keys(), ...rows.map((r) => r.name)])].sort();
     return names.map((name) => {
       const file = this.project.get(name);
       const uploads = rows.filter((r) => r.name === name).sort((a, b) => compareArtifactVersions(a.version, b.version));
-      const versions = [
-        ...(file ? [{ version: file.version, source: 'project', hash: file.hash, description: file.description, created_at: null, shadowed: false }] : []),
-        ...uploads.map((u) => ({ version: u.version, source: 'upload', hash: u.hash, description: u.description, created_at: u.created_at, shadowed: file !== undefined })),
-      ];
-      const latest = file ?? (uploads.length ? toArtifact(uploads.at(-1)!) : undefined);
-      return { name, type: latest?.type ?? null, source: file ? 'project' : 'upload', latest_version: latest?.version ?? null, versions };
+      if (file) {
+        const version = { version: file.version, source: 'project', hash: file.hash, description: file.description, created_at: null };
+        return { name, type: file.type, source: 'project', latest_version: file.version, versions: [version], shadowed_uploads: uploads.length };
+      }
+      const versions = uploads.map((u) => ({ version: u.version, source: 'upload', hash: u.hash, description: u.description, created_at: u.created_at }));
+      const latest = uploads.at(-1)!;
+      return { name, type: latest.type, source: 'upload', latest_version: latest.version, versions, shadowed_uploads: 0 };
     });
   }
 
@@ -131,8 +133,9 @@ export class ArtifactCatalog {
       }
       uploadedMcpServer.parse(content);
     }
+    // An upload the project file would hide could never be read back, so it is not stored at all.
     const file = this.project.get(name);
-    if (file && file.type !== type) throw new ConflictError(`artifact ${name} is a ${file.type} in the project`);
+    if (file) throw new ConflictError(`artifact ${name} is the project file ${file.file ?? 'in artifacts/'}: change it there, or upload under another name`);
     const stream = artifactStream(name);
     const at = this.clock.now().toISOString();
     const { result } = await runCommand(this.store, {

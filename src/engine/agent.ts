@@ -68,6 +68,9 @@ interface AgentConfig {
   outcome?: { enum?: string[]; write?: string; format?: 'json' | 'text' };
 }
 
+/** A tool call's identity: the turn that asked for it and the id the model gave it. */
+const callKey = (turn: number, callId: string): string => `${turn}:${callId}`;
+
 const asList = (value: string | string[] | undefined): string[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
 export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentResult> {
@@ -107,15 +110,20 @@ export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentR
   const maxIterations = autonomous ? Math.max(1, Number(config.max_iterations ?? DEFAULT_MAX_ITERATIONS)) : 1;
   const jsonOutput = config.outcome?.format === 'json';
 
-  // Rebuild the loop's state from what this step already journaled.
+  // Rebuild the loop's state from what this step already journaled. Tool calls are known by their
+  // turn and id together: a model may use the same id again in a later turn (callKey).
   let context = host.context;
   let iteration = 0;
   let tokens = 0;
   let lastAnswer: ChatAnswer | undefined;
-  const results = new Map<string, JsonObject>();
-  const calls = new Map<string, JsonObject>();
+  const results = new Set<string>();
+  const calls = new Set<string>();
+  /** Approvals asked for, by call key -> approval id; and their decisions, by call key. */
+  const requested = new Map<string, string>();
   const decisions = new Map<string, JsonObject>();
   for (const { type, payload } of host.prior) {
+    // Older entries without `iteration` belong to the latest turn, which is where they are journaled.
+    const key = () => callKey(typeof payload.iteration === 'number' ? payload.iteration : iteration, String(payload.call_id));
     if (type === 'llm_turn') {
       iteration = Number(payload.iteration);
       tokens = Number(payload.tokens_used ?? 0);
@@ -123,16 +131,18 @@ export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentR
       lastAnswer = payload.response as unknown as ChatAnswer;
       conversation.push(assistantMessage(lastAnswer));
     } else if (type === 'tool_call') {
-      calls.set(String(payload.call_id), payload);
+      calls.add(key());
     } else if (type === 'tool_result') {
-      results.set(String(payload.call_id), payload);
+      results.add(key());
       context = applyChanges(context, { set: (payload.changes as JsonObject | undefined) ?? {}, unset: [] });
       conversation.push(toolMessage(String(payload.call_id), payload));
-    } else if (type === 'approval_decided' && payload.call_id !== undefined) {
-      decisions.set(String(payload.call_id), payload);
     } else if (type === 'approval_requested') {
       const approval = payload.approval as JsonObject;
-      if (approval.call_id !== undefined) calls.set(`approval:${String(approval.call_id)}`, approval);
+      if (approval.call_id !== undefined) requested.set(callKey(iteration, String(approval.call_id)), String(approval.approval_id));
+    } else if (type === 'approval_decided' && payload.call_id !== undefined) {
+      // A decision belongs to the approval this step asked for in the same turn.
+      const asked = callKey(iteration, String(payload.call_id));
+      if (requested.get(asked) === payload.approval_id) decisions.set(asked, payload);
     }
   }
   const progress = (payload: JsonObject) => runEvent('agent_progress', { ...payload, iteration, tokens_used: tokens }, { id: step.id, kind: 'Agent' });
@@ -140,7 +150,7 @@ export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentR
   for (;;) {
     if (lastAnswer && lastAnswer.tool_calls.length > 0) {
       for (const call of lastAnswer.tool_calls) {
-        if (results.has(call.id)) continue;
+        if (results.has(callKey(iteration, call.id))) continue;
         const toolResult = await callTool(call);
         if (toolResult === 'stop') return { stopped: true };
         if (toolResult !== 'done') return toolResult;
@@ -186,10 +196,11 @@ export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentR
     if (!tool || !target) return (await recordResult(call, { error: `unknown tool ${call.name}` })) ? 'done' : 'stop';
     const violation = checkGuardrails(JSON.stringify(args), guards.tools, true);
     if (violation) return fail(`tool guardrail: ${violation}`, 'guardrail_violation');
+    const key = callKey(iteration, call.id);
     if (tool.approval) {
-      const decided = decisions.get(call.id);
+      const decided = decisions.get(key);
       if (!decided) {
-        if (!calls.has(`approval:${call.id}`)) {
+        if (!requested.has(key)) {
           const approval = {
             approval_id: newId(),
             kind: 'tool',
@@ -217,14 +228,14 @@ export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentR
         if (editViolation) return fail(`tool guardrail (edited arguments): ${editViolation}`, 'guardrail_violation');
       }
     }
-    if (!calls.has(call.id)) {
+    if (!calls.has(key)) {
       const callEvent = runEvent('tool_call', { iteration, call_id: call.id, tool: tool.ref, args }, { id: step.id, kind: 'Agent' });
       if (!(await host.journal([callEvent, progress({ type: 'tool_call', tool: tool.ref, tool_calls: lastAnswer?.tool_calls.length ?? 1 })]))) return 'stop';
-      calls.set(call.id, { call_id: call.id, tool: tool.ref, args });
+      calls.add(key);
     }
     const outcome = await host.runTool(target, args, (done) => [resultEvent(call, tool.ref, done)]);
     if (!outcome) return 'stop';
-    results.set(call.id, {});
+    results.add(key);
     context = applyChanges(context, { set: done(outcome).changes, unset: [] });
     conversation.push(toolMessage(call.id, done(outcome)));
     return 'done';
@@ -241,7 +252,7 @@ export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentR
   async function recordResult(call: ToolCall, payload: JsonObject): Promise<boolean> {
     const body: JsonObject = { iteration, call_id: call.id, tool: call.name, signal: 'error', result: payload, changes: {} };
     const event = runEvent('tool_result', body, { id: step.id, kind: 'Agent' });
-    results.set(call.id, payload);
+    results.add(callKey(iteration, call.id));
     // The model is told what the journal says, so a resumed conversation is the same one.
     conversation.push(toolMessage(call.id, body));
     return host.journal([event]);

@@ -1,5 +1,5 @@
 // /api/artifacts: scopes, versioned uploads that never overwrite, SHA-256 hashes, the 512 KB cap, the
-// closed type set, project files shadowing uploads, and uploads seen by a second process (and its agents).
+// closed type set, project files owning their names, and uploads seen by a second process (and its agents).
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -140,16 +140,19 @@ describe('artifacts', function () {
     expect(names).to.include('uploaded_http_mcp').and.not.include.members(['x_stdio', 'x_badmcp']);
   });
 
-  it('a project file shadows an upload of the same name: reads return the project file', async () => {
-    const uploaded = await writer.post('/api/artifacts', { name: 'house_rules', type: 'steering', content: 'UPLOADED RULES' });
-    expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
+  it('a project file owns its name: an upload for it is 409 naming the file, and reads and the listing show the file alone', async () => {
+    const refused = await writer.post('/api/artifacts', { name: 'house_rules', type: 'steering', content: 'UPLOADED RULES' });
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(409);
+    expect(refused.body).to.include({ code: 'CONFLICT' });
+    expect(refused.body.detail).to.include('artifacts/house_rules.md');
+    const otherType = await admin.post('/api/artifacts', { name: 'house_rules', type: 'prompt', content: 'x' });
+    expect(otherType.status, 'whatever the type, and for admins too').to.equal(409);
     const read = await reader.get('/api/artifacts/house_rules');
-    expect(read.body.source).to.equal('project');
+    expect(read.body).to.include({ source: 'project', version: '1' });
     expect(read.body.content.trim()).to.equal('HOUSE-RULE: never promise refunds.');
-    expect(JSON.stringify((await reader.get('/api/artifacts/house_rules?version=1')).body)).to.not.include('UPLOADED RULES');
     const listed = ((await reader.get('/api/artifacts')).body as any[]).find((a) => a.name === 'house_rules');
-    expect(listed.source).to.equal('project');
-    expect(listed.versions.find((v: any) => v.source === 'upload')).to.include({ shadowed: true, hash: sha256('UPLOADED RULES') });
+    expect(listed).to.include({ source: 'project', latest_version: '1', shadowed_uploads: 0 });
+    expect(listed.versions.map((v: any) => [v.version, v.source])).to.deep.equal([['1', 'project']]);
   });
 
   describe('a second process on the same database', () => {
@@ -163,6 +166,9 @@ describe('artifacts', function () {
         ['greeting', 'prompt', 'SYSTEM-V2'],
         ['house_style', 'steering', 'STYLE-V1'],
         ['house_style', 'steering', 'STYLE-V2'],
+        // The second process's project has a file of this name: these two uploads predate it.
+        ['late_rules', 'steering', 'UPLOADED-LATE-V1'],
+        ['late_rules', 'steering', 'UPLOADED-LATE-V2'],
       ] as const) {
         expect((await writer.post('/api/artifacts', { name, type, content })).status).to.equal(201);
       }
@@ -170,6 +176,25 @@ describe('artifacts', function () {
     });
     after(async () => {
       await second?.close();
+    });
+
+    it('uploads stored before a project file of their name are hidden by it: every listed version reads back, and no new upload is taken', async () => {
+      const otherReader = client(second.url, readerToken);
+      const listed = ((await otherReader.get('/api/artifacts')).body as any[]).find((a) => a.name === 'late_rules');
+      expect(listed).to.include({ source: 'project', type: 'steering', latest_version: '1', shadowed_uploads: 2 });
+      expect(listed.versions.map((v: any) => [v.version, v.source])).to.deep.equal([['1', 'project']]);
+      for (const version of listed.versions) {
+        const read = await otherReader.get(`/api/artifacts/late_rules?version=${version.version}`);
+        expect(read.status, `listed version ${version.version} reads back`).to.equal(200);
+        expect(read.body).to.include({ source: version.source, hash: version.hash });
+      }
+      expect((await otherReader.get('/api/artifacts/late_rules?version=1')).body.content.trim()).to.equal('LATE-RULE: from the project file.');
+      expect((await otherReader.get('/api/artifacts/late_rules?version=2')).status, 'a hidden upload is not readable').to.equal(404);
+      const refused = await client(second.url, adminToken).post('/api/artifacts', { name: 'late_rules', type: 'steering', content: 'UPLOADED-LATE-V3' });
+      expect(refused.status, JSON.stringify(refused.body)).to.equal(409);
+      expect(refused.body.detail).to.include('artifacts/late_rules.md');
+      // The first process has no such file: there the uploads are the artifact.
+      expect((await reader.get('/api/artifacts/late_rules')).body).to.include({ source: 'upload', version: '2', content: 'UPLOADED-LATE-V2' });
     });
 
     it('sees an upload at once, and agents there resolve artifact://name@version and the latest for unpinned refs', async () => {

@@ -117,6 +117,33 @@ describe('Agent steps: autonomous mode', function () {
       expect(journal.filter((e) => e.type === 'tool_call'), 'nothing ran').to.have.length(0);
       expect(journal.filter((e) => e.type === 'tool_result').map((e) => e.payload.signal)).to.deep.equal(['error', 'error']);
     });
+
+    it('a tool call id the model uses again in a later turn is a new call: both run and are journaled', async () => {
+      const key = 'reused-call-id-24';
+      fake.script(key, [
+        { toolCalls: [{ name: 'lookup', args: { query: 'first' }, id: 'call_1' }] },
+        { toolCalls: [{ name: 'lookup', args: { query: 'second' }, id: 'call_1' }] },
+        { content: 'Looked it up twice.' },
+      ]);
+      const result = await api.post('/api/agents/helper', { question: key });
+      expect(result.status, JSON.stringify(result.body)).to.equal(201);
+      expect(result.body.answer).to.equal('Looked it up twice.');
+      expect(result.body.looked_up).to.deep.equal({ query: 'second', hits: 3 });
+
+      const journal = await journalOf(service.url, admin.token, result.headers.get('x-svc-run-id')!);
+      const entries = (type: string) => journal.filter((e) => e.type === type).map((e) => [e.payload.iteration, e.payload.call_id, e.payload.args ?? e.payload.result]);
+      expect(entries('tool_call')).to.deep.equal([
+        [1, 'call_1', { query: 'first' }],
+        [2, 'call_1', { query: 'second' }],
+      ]);
+      expect(entries('tool_result')).to.deep.equal([
+        [1, 'call_1', { looked_up: { query: 'first', hits: 3 } }],
+        [2, 'call_1', { looked_up: { query: 'second', hits: 3 } }],
+      ]);
+      const last = fake.requestsFor(key)[2]!;
+      expect(last.messages.map((m) => m.role), 'each turn has its tool answer').to.deep.equal(['system', 'user', 'assistant', 'tool', 'assistant', 'tool']);
+      expect(last.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(String(m.content)).result.looked_up.query)).to.deep.equal(['first', 'second']);
+    });
   });
 
   it('the streaming trigger sends Agent progress frames (signal running) carrying loop metadata only', async () => {
@@ -283,6 +310,45 @@ describe('Agent steps: autonomous mode', function () {
       expect(journal.filter((e) => e.type === 'tool_call'), 'the edited call never runs').to.have.length(0);
       const failed = journal.find((e) => e.type === 'step_completed' && e.agent_id === 'agent');
       expect(failed.payload.signal).to.equal('guardrail_violation');
+    });
+
+    it('a call id reused in a later turn asks for its own approval after the resume, and runs with its own arguments', async () => {
+      const key = 'reused-approval-id-45';
+      fake.script(key, [
+        { toolCalls: [{ name: 'file_ticket', args: { subject: 'First ticket' }, id: 'call_1' }] },
+        { toolCalls: [{ name: 'file_ticket', args: { subject: 'Second ticket' }, id: 'call_1' }] },
+        { content: 'Two tickets opened.' },
+      ]);
+      const result = await api.post('/api/agents/helper', { question: key });
+      expect(result.status, JSON.stringify(result.body)).to.equal(202);
+      const runId = result.body.id as string;
+      const first = result.body.approval;
+      expect(first.form).to.deep.equal({ tool: 'file_ticket', args: { subject: 'First ticket' } });
+      expect((await api.post(`/api/approvals/${first.approval_id}`, { decision: 'approve' })).status).to.equal(200);
+
+      // The run resumes from its journal, where call_1 of turn 1 is approved and done: turn 2's call_1 is not.
+      const asked = await waitForEvent(service.url, admin.token, runId, 'approval_requested', (e) => e.payload.approval.form.args.subject === 'Second ticket');
+      const second = asked.filter((e) => e.type === 'approval_requested').at(-1).payload.approval;
+      expect(second).to.include({ call_id: 'call_1' });
+      expect(second.approval_id).to.not.equal(first.approval_id);
+      expect(asked.filter((e) => e.type === 'tool_call'), 'turn 2 waits for its decision').to.have.length(1);
+      await waitForStatus(service.url, admin.token, runId, ['waiting_approval']);
+      expect((await api.post(`/api/approvals/${second.approval_id}`, { decision: 'approve' })).status).to.equal(200);
+
+      const run = await waitForStatus(service.url, admin.token, runId, ['completed', 'failed']);
+      expect(run.status, JSON.stringify(run)).to.equal('completed');
+      expect(run.output).to.include({ answer: 'Two tickets opened.' });
+      expect(run.output.ticket).to.deep.equal({ subject: 'Second ticket', status: 'open' });
+      const journal = await journalOf(service.url, admin.token, runId);
+      expect(journal.filter((e) => e.type === 'tool_call').map((e) => [e.payload.iteration, e.payload.call_id, e.payload.args])).to.deep.equal([
+        [1, 'call_1', { subject: 'First ticket' }],
+        [2, 'call_1', { subject: 'Second ticket' }],
+      ]);
+      expect(journal.filter((e) => e.type === 'tool_result').map((e) => [e.payload.iteration, e.payload.result])).to.deep.equal([
+        [1, { ticket: { subject: 'First ticket', status: 'open' } }],
+        [2, { ticket: { subject: 'Second ticket', status: 'open' } }],
+      ]);
+      expect(fake.requestsFor(key), 'no turn is asked twice').to.have.length(3);
     });
 
     it('reject: the tool never runs and the model is told it was rejected', async () => {

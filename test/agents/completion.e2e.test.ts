@@ -125,6 +125,25 @@ describe('Agent steps: completion mode and reserved exits', function () {
       expect(run.journal.filter((e) => e.type === 'llm_turn')).to.have.length(0);
     });
 
+    it('error: an answer slower than the AgentModel timeout (1 s, 1 retry) is given up on in bounded time; nothing is journaled as a turn', async () => {
+      const key = 'model-too-slow-1s';
+      // Both attempts would be answered only after 10 s: far past the 1 s timeout of `quick`.
+      fake.script(key, [{ content: 'too late', delayMs: 10_000 }, { content: 'too late again', delayMs: 10_000 }]);
+      const started = Date.now();
+      const run = await trigger('/api/agents/ask-quick', { question: key });
+      const elapsed = Date.now() - started;
+      expectExit(run, 'ask', 'error', /the model call failed: .*timed out/i);
+      // timeout × (max_retries + 1) = 2 s, plus the SDK's backoff (≤ 0.5 s) and some slack.
+      expect(elapsed, 'both attempts waited out their timeout').to.be.at.least(1900);
+      expect(elapsed, 'bounded by the timeout, not by the slow answer').to.be.below(5000);
+      const requests = fake.requestsFor(key);
+      expect(requests.map((r) => [r.model, r.answered]), 'one request and one retry, neither answered').to.deep.equal([
+        ['fake-model-quick', false],
+        ['fake-model-quick', false],
+      ]);
+      expect(run.journal.filter((e) => e.type === 'llm_turn')).to.have.length(0);
+    });
+
     it('a 500 followed by an answer is retried transparently', async () => {
       const key = 'model-flaky-500';
       fake.script(key, [{ status: 500 }, { content: 'fine now' }]);

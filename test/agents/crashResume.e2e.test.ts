@@ -1,6 +1,9 @@
 // Crash-resume of an autonomous agent: SIGKILL the process while the model's second answer is slow
 // (after the first turn and its tool call were journaled); another process takes the run over and
-// finishes it without asking the model the first prompt again or running the tool twice.
+// finishes it without asking the model the first prompt again or running the tool twice. And SIGKILL
+// while a tool runs: the tool runs again (at least once), and the conversation goes on unchanged.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import pg from 'pg';
 import { createTestDatabase } from '../support/db.js';
@@ -30,6 +33,7 @@ describe('agent crash-resume across processes', function () {
   const fake = new FakeOpenAi();
   const mcp = new McpHttpServer();
   let db: pg.Pool;
+  const pools: pg.Pool[] = [];
 
   before(async () => {
     await fake.start();
@@ -37,7 +41,7 @@ describe('agent crash-resume across processes', function () {
   });
   after(async () => {
     await killAllServices();
-    await db?.end();
+    await Promise.all(pools.map((pool) => pool.end()));
     await fake.stop();
     await mcp.stop();
   });
@@ -45,6 +49,7 @@ describe('agent crash-resume across processes', function () {
   it('SIGKILL during the second model call: a new process completes the run; the first turn and the tool ran once', async () => {
     const databaseUrl = await createTestDatabase();
     db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    pools.push(db);
     const env = { DATABASE_URL: databaseUrl, SVC_PROJECT_DIR: agentProject(mcp.url), SVC_LLM_BASE_URL: fake.baseUrl };
     const first = await ServiceProcess.start(env);
     const { token } = await bootstrapAdmin(first.url);
@@ -96,5 +101,64 @@ describe('agent crash-resume across processes', function () {
     expect(journal.filter((e) => e.type === 'step_started' && e.step === 'agent'), 'the open step is resumed, not restarted').to.have.length(1);
     expect(journal.filter((e) => ['run_completed', 'run_failed', 'run_aborted'].includes(e.type)).map((e) => e.type)).to.deep.equal(['run_completed']);
     expect(journal.at(-1)!.type).to.equal('run_completed');
+  });
+
+  it('SIGKILL while a tool runs (tool_call journaled, no tool_result): the new process runs it again with the same idempotency key; the next call of the tool gets its own', async () => {
+    const databaseUrl = await createTestDatabase();
+    db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    pools.push(db);
+    const projectDir = agentProject(mcp.url);
+    const starts = path.join(projectDir, 'slow-lookup-starts.log');
+    const startsSoFar = () => (existsSync(starts) ? readFileSync(starts, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { key: string; query: string }) : []);
+    const env = { DATABASE_URL: databaseUrl, SVC_PROJECT_DIR: projectDir, SVC_LLM_BASE_URL: fake.baseUrl };
+    const first = await ServiceProcess.start(env);
+    const { token } = await bootstrapAdmin(first.url);
+
+    const key = 'crash-during-tool';
+    fake.script(key, [
+      { toolCalls: [{ name: 'slow_lookup', args: { query: 'mid-crash' }, id: 'call_slow' }], usage: { prompt_tokens: 30, completion_tokens: 3 } },
+      { toolCalls: [{ name: 'slow_lookup', args: { query: 'again', wait_ms: 10 }, id: 'call_again' }], usage: { prompt_tokens: 40, completion_tokens: 3 } },
+      { content: 'Looked it up after all.', usage: { prompt_tokens: 50, completion_tokens: 5 } },
+    ]);
+    const started = await call(first.url, 'POST', '/api/workflows/slow_helper/runs?wait=false', { token, json: { question: key } });
+    expect(started.status, JSON.stringify(started.body)).to.equal(202);
+    const runId = started.body.id as string;
+
+    // The tool started (it takes 2 s): its tool_call is journaled, its tool_result is not.
+    const toolStarted = await eventually(async () => startsSoFar().length === 1, 20_000, 25);
+    expect(toolStarted.ok, first.output).to.equal(true);
+    const before = await journalOf(db, runId);
+    expect(before.filter((e) => e.type === 'tool_call').map((e) => e.payload.call_id)).to.deep.equal(['call_slow']);
+    expect(before.filter((e) => e.type === 'tool_result')).to.have.length(0);
+    await first.kill();
+
+    const second = await ServiceProcess.start(env);
+    const done = await eventually(async () => {
+      const { rows } = await db.query<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]);
+      return rows[0]?.status === 'completed' || rows[0]?.status === 'failed';
+    }, 20_000, 100);
+    expect(done.ok, `the run did not finish on the second process:\n${second.output}`).to.equal(true);
+    const run = await call(second.url, 'GET', `/api/runs/${runId}`, { token });
+    expect(run.body.status, JSON.stringify(run.body)).to.equal('completed');
+    expect(run.body.output).to.deep.equal({ answer: 'Looked it up after all.', slow_looked_up: { query: 'again' } });
+
+    expect(startsSoFar(), 'the interrupted tool ran again, with the same idempotency key').to.deep.equal([
+      { key: `${runId}:slow_lookup`, query: 'mid-crash' },
+      { key: `${runId}:slow_lookup`, query: 'mid-crash' },
+      { key: `${runId}:slow_lookup:1`, query: 'again' },
+    ]);
+    const journal = await journalOf(db, runId);
+    expect(journal.map((e) => e.position)).to.deep.equal(journal.map((_, i) => i + 1));
+    expect(journal.filter((e) => e.type === 'tool_call').map((e) => [e.payload.iteration, e.payload.call_id]), 'each call is journaled once').to.deep.equal([[1, 'call_slow'], [2, 'call_again']]);
+    expect(journal.filter((e) => e.type === 'tool_result').map((e) => [e.payload.iteration, e.payload.call_id])).to.deep.equal([[1, 'call_slow'], [2, 'call_again']]);
+    expect(journal.filter((e) => e.type === 'llm_turn').map((e) => e.payload.iteration)).to.deep.equal([1, 2, 3]);
+
+    const requests = fake.requestsFor(key);
+    expect(requests, 'the first turn is not asked again').to.have.length(3);
+    const resumed = requests[1]!.messages;
+    expect(resumed.map((m) => m.role), 'one assistant turn, answered by one tool message').to.deep.equal(['system', 'user', 'assistant', 'tool']);
+    expect((resumed[2]!.tool_calls as { id: string }[]).map((c) => c.id)).to.deep.equal(['call_slow']);
+    expect(resumed[3]!.tool_call_id).to.equal('call_slow');
+    expect(JSON.parse(String(resumed[3]!.content))).to.deep.equal({ signal: 'default', result: { slow_looked_up: { query: 'mid-crash' } } });
   });
 });
