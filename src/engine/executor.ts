@@ -70,6 +70,17 @@ interface Drive {
   aborted: AbortController;
 }
 
+/**
+ * How many times the run already finished this step, as a step or as an agent's tool: a runner's
+ * idempotency key tells the visits (and tool calls) apart, the same after a resume (it is read from the journal).
+ */
+function timesRun(drive: Drive, stepId: string): number {
+  return [...drive.journal, ...drive.pending].filter((e) => {
+    const data = e.data as RunEventData;
+    return (FINISHED_STEP.includes(e.type) && data.agent_id === stepId) || (e.type === 'tool_result' && data.payload.tool === stepId);
+  }).length;
+}
+
 /** Stops a run's drive: its lease was lost or the run was aborted under it. */
 class DriveStopped extends Error {}
 
@@ -294,8 +305,7 @@ export class RunExecutor {
     if (SLOW_KINDS.includes(step.kind)) await this.flush(drive);
     if (drive.fenced || isTerminal(drive.state.status)) return;
     const execute = STEP_EXECUTORS[step.kind];
-    const visit = [...drive.journal, ...drive.pending].filter((e) => FINISHED_STEP.includes(e.type) && (e.data as RunEventData).agent_id === step.id).length;
-    const input = { runId: drive.runId, workflow: drive.workflow, step, context: drive.state.context, principal: drive.state.principal, at: this.now(), visit };
+    const input = { runId: drive.runId, workflow: drive.workflow, step, context: drive.state.context, principal: drive.state.principal, at: this.now(), visit: timesRun(drive, step.id) };
     const eventsOf = (outcome: StepOutcome) => stepEvents(drive.workflow, step, outcome, Math.round(performance.now() - started));
     if (step.kind === 'ModelOp') {
       // The record write and the step's journal entry commit together, or neither does.
@@ -379,7 +389,7 @@ export class RunExecutor {
       runTool: async (target, args, resultEvents) => {
         const execute = STEP_EXECUTORS[target.kind];
         const toolStep = { ...target, config: { ...target.config, params: { ...((target.config.params as JsonObject | undefined) ?? {}), ...args } } };
-        const input = { runId: drive.runId, workflow: drive.workflow, step: toolStep, context: { ...drive.state.context, ...args }, principal: drive.state.principal, at: this.now() };
+        const input = { runId: drive.runId, workflow: drive.workflow, step: toolStep, context: { ...drive.state.context, ...args }, principal: drive.state.principal, at: this.now(), visit: timesRun(drive, target.id) };
         let outcome: StepOutcome | undefined;
         try {
           if (target.kind === 'ModelOp') {
