@@ -135,6 +135,7 @@ describe('approvals: exactly one decision wins', function () {
     const journal = await journalOf(service.url, admin.token, run.id);
     expect(journal.map((e) => e.type)).to.not.include('approval_decided');
     expect(journal.at(-1)).to.deep.include({ type: 'run_aborted' });
-    expect(journal.at(-1).payload).to.deep.equal({ by: admin.userId, reason: 'duplicate request' });
+    // The abort names the approval it cancels.
+    expect(journal.at(-1).payload).to.deep.equal({ by: admin.userId, reason: 'duplicate request', approval_id: approvalId });
   });
 });
