@@ -142,7 +142,10 @@ export class RunExecutor {
    * Starts a run. With `commitFirst` the run is durable before this returns (a 202 answer);
    * otherwise run_started goes out with the first step's journal entry.
    */
-  async startRun(request: StartRun, commitFirst: boolean): Promise<{ runId: string; finished: Promise<RunState>; durable: Promise<void> }> {
+  async startRun(
+    request: StartRun,
+    commitFirst: boolean,
+  ): Promise<{ runId: string; finished: Promise<RunState>; durable: Promise<void>; journaled: RunState }> {
     const runId = newId();
     const { workflow } = request;
     const started = runEvent('run_started', {
@@ -183,10 +186,12 @@ export class RunExecutor {
         throw error;
       }
     }
+    // As journaled when this returns: with `commitFirst`, the run as a 202 describes it, no read needed.
+    const journaled = drive.committed;
     const finished = this.track(runId, this.drive(drive));
     // A run that ends before it was ever journaled (an engine failure) resolves `durable` too.
     void finished.finally(markDurable);
-    return { runId, finished, durable };
+    return { runId, finished, durable, journaled };
   }
 
   /** The drive of a run this process executes, if any (for waiting on it). */

@@ -75,9 +75,12 @@ export function triggerRouter(deps: TriggerDeps): Router {
     const request = { workflow, input, principal, trigger: via };
     if (wantsEventStream(req)) return streamRun(deps, req, res, request);
     const wait = req.query.wait !== 'false';
-    const { runId, finished, durable } = await deps.executor.startRun(request, !wait);
+    const { runId, finished, durable, journaled } = await deps.executor.startRun(request, !wait);
     res.setHeader('X-Svc-Run-Id', runId);
-    if (!wait) return accepted(deps.pool, res, runId);
+    if (!wait) {
+      res.status(202).json(descriptorOfState(journaled));
+      return;
+    }
     const state = await settleWithin(finished, deps.syncTimeoutMs);
     if (!state || state.status === 'paused' || state.status === 'waiting_human' || state.status === 'waiting_approval' || state.status === 'running' || state.status === 'queued') {
       await deps.executor.makeDurable(runId);

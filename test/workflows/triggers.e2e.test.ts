@@ -48,6 +48,11 @@ describe('workflow triggers over HTTP', function () {
       expect(result.body).to.include({ id: runId, workflow: 'slow', schema_version: 'v1', status_url: `/api/runs/${runId}`, events_url: `/api/runs/${runId}/events` });
       expect(result.body.status).to.be.oneOf(['queued', 'running']);
       expect(result.body.approval).to.equal(null);
+      // Answered from the journaled state, in the very shape the read model serves.
+      const read = await api.get(`/api/runs/${runId}`);
+      const stable = ['id', 'workflow', 'schema_version', 'input', 'created_at', 'status_url', 'events_url'] as const;
+      expect(Object.keys(result.body).sort()).to.deep.equal(Object.keys(read.body).sort());
+      for (const field of stable) expect(result.body[field], field).to.deep.equal(read.body[field]);
       const done = await waitForStatus(service.url, admin, runId, ['completed', 'failed']);
       expect(done.status).to.equal('completed');
       expect(done.output).to.include({ ms: 100, ticks: 5 });
