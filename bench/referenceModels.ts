@@ -1,10 +1,11 @@
 // The models benchmark's reference: a bare express + pg app with the list SELECTs and a one-row INSERT, no auth, no events.
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import express from 'express';
 import pg from 'pg';
 import type { Queryable } from '../src/db/pool.js';
 import type { ModelDefinition } from '../src/models/definition.js';
 import { listRecords } from '../src/models/queries.js';
+import { serveOnLoopback, type ReferenceServer } from './support.js';
 
 /** A statement and its parameters, as the service would send them. */
 export interface CapturedQuery {
@@ -34,7 +35,7 @@ export const ITEM_INDEXED_LIST_SQL = 'SELECT "id", "name", "description", "price
 /** Same columns as the model's table; the reference's writes go here so the list reads the same rows in both. */
 const REFERENCE_TABLE_SQL = 'CREATE TABLE IF NOT EXISTS bench_bare_items (LIKE items INCLUDING ALL)';
 
-export async function startModelsReference(databaseUrl: string, poolSize: number, list: CapturedQuery): Promise<{ url: string; close(): Promise<void> }> {
+export async function startModelsReference(databaseUrl: string, poolSize: number, list: CapturedQuery): Promise<ReferenceServer> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
   pool.on('error', () => undefined);
   await pool.query(REFERENCE_TABLE_SQL);
@@ -69,16 +70,5 @@ export async function startModelsReference(databaseUrl: string, poolSize: number
       res.status(500).json({ error: String(error) });
     }
   });
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-      await pool.end();
-    },
-  };
+  return serveOnLoopback(createServer(app), pool);
 }

@@ -1,6 +1,7 @@
 // The SSE benchmark's reference: the same fan-out with a bare INSERT ... RETURNING per event and direct socket writes.
 import { createServer, type ServerResponse } from 'node:http';
 import pg from 'pg';
+import { serveOnLoopback, type ReferenceServer } from './support.js';
 
 export interface ReferencePlan {
   runs: number;
@@ -21,7 +22,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * run_completed, after which each stream ends. Each event is one autocommit INSERT whose `now()` is the
  * frame's timestamp, written to the run's clients after the INSERT returns (as svc's local delivery does).
  */
-export async function startSseReference(databaseUrl: string, poolSize: number): Promise<{ url: string; close(): Promise<void> }> {
+export async function startSseReference(databaseUrl: string, poolSize: number): Promise<ReferenceServer> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
   pool.on('error', () => undefined);
   await pool.query(TABLE_SQL);
@@ -80,14 +81,5 @@ export async function startSseReference(databaseUrl: string, poolSize: number): 
     }
     res.writeHead(404).end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-      await pool.end();
-    },
-  };
+  return serveOnLoopback(server, pool);
 }

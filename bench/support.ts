@@ -1,5 +1,6 @@
 // Shared pieces of the benchmarks: a fresh migrated database each, timing, percentiles, tables, RESULTS.md.
 import { readFile, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -166,3 +167,24 @@ export function sampleRunStarted(i: number): { runId: string; workflow: string; 
 }
 
 export const SAMPLE_METADATA = { actor: 'user-bench', tenant: 'acme', requestId: 'req-bench' };
+
+/** A reference server of a benchmark, listening on a free loopback port. */
+export interface ReferenceServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Listens on a free loopback port; close ends open sockets, the server, then the pool. */
+export async function serveOnLoopback(server: Server, pool: { end(): Promise<void> }): Promise<ReferenceServer> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await pool.end();
+    },
+  };
+}
+
