@@ -28,6 +28,18 @@ async function journalOf(db: pg.Pool, runId: string): Promise<Row[]> {
   return rows.map((r) => ({ position: Number(r.stream_position), type: r.type, step: r.data.agent_id, payload: r.data.payload }));
 }
 
+
+/** Starts another service on the same database and waits until it has ended the run. */
+async function finishOnSecondProcess(env: Record<string, string>, db: pg.Pool, runId: string): Promise<ServiceProcess> {
+  const second = await ServiceProcess.start(env);
+  const done = await eventually(async () => {
+    const { rows } = await db.query<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]);
+    return rows[0]?.status === 'completed' || rows[0]?.status === 'failed';
+  }, 20_000, 100);
+  expect(done.ok, `the run did not finish on the second process:\n${second.output}`).to.equal(true);
+  return second;
+}
+
 describe('agent crash-resume across processes', function () {
   this.timeout(90_000);
   const fake = new FakeOpenAi();
@@ -71,12 +83,7 @@ describe('agent crash-resume across processes', function () {
     expect(before.filter((e) => e.type === 'tool_result').map((e) => e.payload.call_id)).to.deep.equal(['call_once']);
     await first.kill();
 
-    const second = await ServiceProcess.start(env);
-    const done = await eventually(async () => {
-      const { rows } = await db.query<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]);
-      return rows[0]?.status === 'completed' || rows[0]?.status === 'failed';
-    }, 20_000, 100);
-    expect(done.ok, `the run did not finish on the second process:\n${second.output}`).to.equal(true);
+    const second = await finishOnSecondProcess(env, db, runId);
 
     const run = await call(second.url, 'GET', `/api/runs/${runId}`, { token });
     expect(run.status).to.equal(200);
@@ -132,12 +139,7 @@ describe('agent crash-resume across processes', function () {
     expect(before.filter((e) => e.type === 'tool_result')).to.have.length(0);
     await first.kill();
 
-    const second = await ServiceProcess.start(env);
-    const done = await eventually(async () => {
-      const { rows } = await db.query<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]);
-      return rows[0]?.status === 'completed' || rows[0]?.status === 'failed';
-    }, 20_000, 100);
-    expect(done.ok, `the run did not finish on the second process:\n${second.output}`).to.equal(true);
+    const second = await finishOnSecondProcess(env, db, runId);
     const run = await call(second.url, 'GET', `/api/runs/${runId}`, { token });
     expect(run.body.status, JSON.stringify(run.body)).to.equal('completed');
     expect(run.body.output).to.deep.equal({ answer: 'Looked it up after all.', slow_looked_up: { query: 'again' } });
