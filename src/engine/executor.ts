@@ -16,6 +16,7 @@ import { CONTROL_EVENT_TYPES, runEvent, runStream, type RunEventData, type RunEv
 import { endsPurely, SLOW_KINDS, type StepDefinition, type WorkflowDefinition } from '../workflows/definition.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
 import { runAgent, type AgentDeps, type AgentHost } from './agent.js';
+import { LeaseLost, RunJournal, type JournalEntry } from './journal.js';
 import { acquireLease, claimRuns, keepLease, releaseLease, renewLeases } from './leases.js';
 import { finalOutcome, stepEvents } from './outcome.js';
 import { evolveRun, foldRun, initialRunState, isTerminal, type RunPrincipal, type RunState } from './state.js';
@@ -87,6 +88,9 @@ class DriveStopped extends Error {}
 const WAITING: readonly RunState['status'][] = ['paused', 'waiting_human', 'waiting_approval'];
 const FINISHED_STEP: readonly string[] = ['step_completed', 'step_failed'];
 
+/** Two commits in flight: one is in PostgreSQL while the next fills up. */
+const JOURNAL_LIMITS = { maxBatch: 100, maxInFlight: 2 };
+
 /** How long a run whose workflow version is not loaded here stays out of claims before it is tried again. */
 const UNRUNNABLE_PARK_MS = 60_000;
 
@@ -103,7 +107,11 @@ export class RunExecutor {
   private claiming = false;
   private stopped = false;
 
-  constructor(private readonly options: ExecutorOptions) {}
+  private readonly journal: RunJournal;
+
+  constructor(private readonly options: ExecutorOptions) {
+    this.journal = new RunJournal(options.store, this.owner, options.leaseMs, JOURNAL_LIMITS);
+  }
 
   /** Listens for control events of the runs it drives, heartbeats leases, claims orphaned runs. */
   async start(): Promise<void> {
@@ -461,35 +469,31 @@ export class RunExecutor {
   }
 
   private async flushNow(drive: Drive, work?: (tx: EventTransaction) => Promise<NewEvent[]>): Promise<void> {
-    const { store, leaseMs } = this.options;
     for (let attempt = 0; attempt < 20; attempt++) {
-      let produced: NewEvent[] = [];
       // What this append takes; the drive may push more meanwhile (a makeDurable beside a running step).
-      let batch: NewEvent[] = [];
+      let taken = 0;
+      // The run ends with what is journaled: the lease goes in the same commit, one statement fewer.
+      let releasesLease = false;
+      const entryOf = (produced: NewEvent[]): JournalEntry => {
+        taken = drive.pending.length;
+        releasesLease = isTerminal(produced.reduce((state, e) => applyLocal(state, e, this.now()), drive.state).status);
+        return { runId: drive.runId, stream: drive.stream, expectedVersion: drive.committed.version, events: [...drive.pending, ...produced], releasesLease };
+      };
       const askedAt = performance.now();
       try {
-        const appended = await store.transact(async (tx) => {
-          produced = work ? await work(tx) : [];
-          batch = drive.pending.slice();
-          const events = [...batch, ...produced];
-          if (events.length === 0) return [];
-          const result = await tx.append({ streamId: drive.stream, expectedVersion: drive.committed.version, events });
-          // Checked in every append, not only the first: a lease lost during a stall fences this writer. After
-          // the append, which locks the run's svc_runs row: claims lock that row before the lease (no deadlock).
-          if (!(await acquireLease(tx.client, drive.runId, this.owner, leaseMs))) throw new DriveStopped('lease held elsewhere');
-          return result.events;
-        });
+        const appended = work ? await this.journal.writeWith(entryOf, work) : drive.pending.length > 0 ? await this.journal.write(entryOf([])) : [];
         if (appended.length > 0) {
-          drive.holdsLease = true;
+          drive.holdsLease = !releasesLease;
           drive.leaseSeenAt = askedAt;
         }
         drive.committed = appended.reduce((state, e) => evolveRun(state, e.type, e.data as RunEventData, e.recordedAt, e.streamPosition), drive.committed);
         drive.journal.push(...appended);
-        drive.pending = drive.pending.slice(batch.length);
+        drive.pending = drive.pending.slice(taken);
         drive.state = drive.pending.reduce((state, e) => applyLocal(state, e, this.now()), drive.committed);
         drive.markDurable();
         return;
       } catch (error) {
+        if (error instanceof LeaseLost) throw new DriveStopped(error.message);
         if (!(error instanceof VersionConflictError)) throw error;
       }
       if (!(await this.reconcile(drive))) throw new DriveStopped('run advanced elsewhere or ended');

@@ -42,49 +42,59 @@ function toRecordedEvent(row: EventRow): RecordedEvent {
   };
 }
 
+/** One stream's share of an insert: its events go at the end of the stream, if it is at `expectedVersion`. */
+export interface StreamInsert {
+  streamId: string;
+  streamType: string;
+  /** null: wherever the stream's end is. */
+  expectedVersion: number | null;
+  events: readonly NewEvent[];
+  metadata: EventMetadata;
+}
+
 /**
- * Inserts events at the end of one stream in a single statement. With an expected version the
- * insert happens only if the stream is exactly there; a concurrent writer of the same positions
- * fails on the unique key. Answers the inserted rows, or none when the version did not match.
+ * Inserts the events of several streams in a single statement (one round trip however many
+ * streams). Each stream with an expected version gets its events only if it is exactly there; the
+ * others still get theirs. A concurrent writer of the same positions fails the statement on the
+ * unique key. Answers the inserted rows in the order asked (streams, then events).
  */
-export async function insertEvents(
-  client: Queryable,
-  streamId: string,
-  streamType: string,
-  expectedVersion: number | null,
-  events: readonly NewEvent[],
-  sharedMetadata: EventMetadata,
-): Promise<RecordedEvent[]> {
-  const batch = JSON.stringify(
-    events.map((e) => ({
-      type: e.type,
-      data: e.data,
-      metadata: e.metadata ? { ...sharedMetadata, ...e.metadata } : sharedMetadata,
-      ...(e.recordedAt ? { recorded_at: e.recordedAt } : {}),
+export async function insertEvents(client: Queryable, inserts: readonly StreamInsert[]): Promise<RecordedEvent[]> {
+  const streams = JSON.stringify(
+    inserts.map((insert) => ({
+      stream_id: insert.streamId,
+      stream_type: insert.streamType,
+      expected: insert.expectedVersion,
+      events: insert.events.map((e) => ({
+        type: e.type,
+        data: e.data,
+        metadata: e.metadata ? { ...insert.metadata, ...e.metadata } : insert.metadata,
+        ...(e.recordedAt ? { recorded_at: e.recordedAt } : {}),
+      })),
     })),
   );
-  const { rows } = await client.query<EventRow>({
-    name: INSERT_EVENTS_STATEMENT,
-    text: INSERT_EVENTS_SQL,
-    values: [streamId, streamType, batch, expectedVersion],
-  });
-  return rows.map(toRecordedEvent).sort((a, b) => a.streamPosition - b.streamPosition);
+  const { rows } = await client.query<EventRow>({ name: INSERT_EVENTS_STATEMENT, text: INSERT_EVENTS_SQL, values: [streams] });
+  return rows.map(toRecordedEvent).sort((a, b) => a.globalPosition - b.globalPosition);
 }
 
 /**
  * A named (prepared) statement: each connection parses and plans it once. Planning this statement
  * costs several times what executing it does, and appends are the hottest path of the service.
  */
-const INSERT_EVENTS_STATEMENT = 'svc_insert_events_v1';
-const INSERT_EVENTS_SQL = `WITH current_version AS (
-       SELECT coalesce(max(stream_position), 0) AS version FROM events WHERE stream_id = $1
+const INSERT_EVENTS_STATEMENT = 'svc_insert_events_v2';
+const INSERT_EVENTS_SQL = `WITH request AS (
+       SELECT s.ordinality AS stream_order, s.value->>'stream_id' AS stream_id, s.value->>'stream_type' AS stream_type,
+              (s.value->>'expected')::bigint AS expected, s.value->'events' AS events
+       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS s(value, ordinality)
+     ), at_version AS (
+       SELECT r.*, (SELECT coalesce(max(e.stream_position), 0) FROM events e WHERE e.stream_id = r.stream_id) AS version
+       FROM request r
      )
      INSERT INTO events (stream_id, stream_type, stream_position, type, data, metadata, recorded_at)
-     SELECT $1, $2, v.version + e.ordinality, e.value->>'type', e.value->'data', e.value->'metadata',
+     SELECT v.stream_id, v.stream_type, v.version + e.ordinality, e.value->>'type', e.value->'data', e.value->'metadata',
             coalesce((e.value->>'recorded_at')::timestamptz, now())
-     FROM current_version v, jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(value, ordinality)
-     WHERE $4::bigint IS NULL OR v.version = $4::bigint
-     ORDER BY e.ordinality
+     FROM at_version v, jsonb_array_elements(v.events) WITH ORDINALITY AS e(value, ordinality)
+     WHERE v.expected IS NULL OR v.version = v.expected
+     ORDER BY v.stream_order, e.ordinality
      RETURNING ${EVENT_COLUMNS}`;
 
 export async function selectStreamVersion(client: Queryable, streamId: string): Promise<number> {

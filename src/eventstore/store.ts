@@ -39,6 +39,9 @@ export interface AppendOptions {
 /** Lost `any` races past this many back off a few jittered milliseconds so the writers spread out. */
 const ANY_VERSION_EAGER_RETRIES = 3;
 
+/** What one stream got from `appendEach`: its events, or the conflict that left it out. */
+export type StreamOutcome = { events: RecordedEvent[] } | { conflict: VersionConflictError };
+
 /** A transaction that may append to several streams; it commits or rolls back as a whole. */
 export class EventTransaction {
   readonly appended: RecordedEvent[] = [];
@@ -48,17 +51,43 @@ export class EventTransaction {
     private readonly projector: InlineProjector | undefined,
   ) {}
 
+  /** Appends to every stream or, when one is not at its expected version, throws for it. */
   async append(streams: AppendToStream | readonly AppendToStream[], options: AppendOptions = {}): Promise<AppendResult> {
     const requests = Array.isArray(streams) ? streams : [streams as AppendToStream];
+    const outcomes = await this.appendEach(requests, options);
     const result: AppendResult = { versions: {}, events: [] };
-    for (const request of requests) {
-      const recorded = await appendOne(this.client, request, options.metadata ?? {});
-      result.events.push(...recorded);
-      result.versions[request.streamId] = recorded.at(-1)?.streamPosition ?? (await selectStreamVersion(this.client, request.streamId));
+    for (const [index, request] of requests.entries()) {
+      const outcome = outcomes[index]!;
+      if ('conflict' in outcome) {
+        const actual = await selectStreamVersion(this.client, request.streamId).catch(() => null);
+        throw new VersionConflictError(request.streamId, request.expectedVersion, actual);
+      }
+      result.events.push(...outcome.events);
+      result.versions[request.streamId] = outcome.events.at(-1)?.streamPosition ?? (await selectStreamVersion(this.client, request.streamId));
     }
-    if (this.projector && result.events.length > 0) await this.projector.apply(this.client, result.events);
-    this.appended.push(...result.events);
     return result;
+  }
+
+  /**
+   * Appends to each stream on its own terms in one statement: a stream not at its expected version
+   * is left out (its outcome says so) and the others still go in. The caller decides whether that
+   * fails the transaction. A concurrent writer of a stream's positions throws VersionConflictError.
+   */
+  async appendEach(requests: readonly AppendToStream[], options: AppendOptions = {}): Promise<StreamOutcome[]> {
+    const recorded = await insertStreams(this.client, requests, options.metadata ?? {});
+    const byStream = new Map<string, RecordedEvent[]>();
+    for (const event of recorded) {
+      const events = byStream.get(event.streamId);
+      if (events) events.push(event);
+      else byStream.set(event.streamId, [event]);
+    }
+    if (this.projector && recorded.length > 0) await this.projector.apply(this.client, recorded);
+    this.appended.push(...recorded);
+    return requests.map((request) => {
+      if (request.events.length === 0) return { events: [] };
+      const events = byStream.get(request.streamId);
+      return events ? { events } : { conflict: new VersionConflictError(request.streamId, request.expectedVersion, null) };
+    });
   }
 }
 
@@ -95,7 +124,10 @@ export class EventStore {
     const single = requests.length === 1 ? requests[0]! : undefined;
     // One stream and no read model to update: a single autocommit statement, no BEGIN/COMMIT.
     if (single && !this.projector?.handlesAny(single.events.map((e) => e.type))) {
-      const events = await appendOne(this.pool, single, options.metadata ?? {});
+      const events = await insertStreams(this.pool, [single], options.metadata ?? {});
+      if (events.length === 0 && single.events.length > 0) {
+        throw new VersionConflictError(single.streamId, single.expectedVersion, await selectStreamVersion(this.pool, single.streamId).catch(() => null));
+      }
       if (events.length > 0) this.onCommit?.(events);
       const version = events.at(-1)?.streamPosition ?? (await selectStreamVersion(this.pool, single.streamId));
       return { versions: { [single.streamId]: version }, events };
@@ -153,27 +185,43 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-async function appendOne(client: Queryable, request: AppendToStream, metadata: EventMetadata): Promise<RecordedEvent[]> {
-  const { streamId, expectedVersion, events } = request;
-  if (expectedVersion !== 'any' && (!Number.isInteger(expectedVersion) || expectedVersion < 0)) {
-    throw new RangeError(`expectedVersion must be a non-negative integer or 'any' (got ${expectedVersion})`);
+/** Checks the requests and inserts them; a unique-key collision (a concurrent writer) is a version conflict. */
+async function insertStreams(client: Queryable, requests: readonly AppendToStream[], metadata: EventMetadata): Promise<RecordedEvent[]> {
+  const streams = new Set<string>();
+  for (const { streamId, expectedVersion } of requests) {
+    if (expectedVersion !== 'any' && (!Number.isInteger(expectedVersion) || expectedVersion < 0)) {
+      throw new RangeError(`expectedVersion must be a non-negative integer or 'any' (got ${expectedVersion})`);
+    }
+    if (streams.has(streamId)) throw new RangeError(`stream ${streamId} is appended to twice in one call`);
+    streams.add(streamId);
   }
-  if (events.length === 0) return [];
-  const expected = expectedVersion === 'any' ? null : expectedVersion;
-  let recorded: RecordedEvent[];
+  const inserts = requests
+    .filter((r) => r.events.length > 0)
+    .map((r) => ({
+      streamId: r.streamId,
+      streamType: r.streamType ?? streamTypeOf(r.streamId),
+      expectedVersion: r.expectedVersion === 'any' ? null : r.expectedVersion,
+      events: r.events,
+      metadata,
+    }));
+  if (inserts.length === 0) return [];
   try {
-    recorded = await insertEvents(client, streamId, request.streamType ?? streamTypeOf(streamId), expected, events, metadata);
+    return await insertEvents(client, inserts);
   } catch (error) {
-    if (isStreamPositionCollision(error)) throw new VersionConflictError(streamId, expectedVersion, null);
-    throw error;
+    const collided = streamOfPositionCollision(error);
+    if (collided === undefined) throw error;
+    const request = requests.find((r) => r.streamId === collided) ?? requests[0]!;
+    throw new VersionConflictError(request.streamId, request.expectedVersion, null);
   }
-  if (recorded.length === 0) {
-    throw new VersionConflictError(streamId, expectedVersion, await selectStreamVersion(client, streamId).catch(() => null));
-  }
-  return recorded;
 }
 
-function isStreamPositionCollision(error: unknown): boolean {
+/**
+ * The stream whose position another writer took first ('' when the detail does not name it), or
+ * undefined for any other error. PostgreSQL names the key in the detail:
+ * `Key (stream_id, stream_position)=(run-..., 3) already exists.`
+ */
+function streamOfPositionCollision(error: unknown): string | undefined {
   const pgError = error as Partial<DatabaseError>;
-  return pgError?.code === '23505' && pgError.constraint === 'events_stream_position_key';
+  if (pgError?.code !== '23505' || pgError.constraint !== 'events_stream_position_key') return undefined;
+  return /^Key \(stream_id, stream_position\)=\((.*), \d+\) already exists/.exec(pgError.detail ?? '')?.[1] ?? '';
 }

@@ -265,7 +265,8 @@ describe('runs over HTTP', function () {
       let pausedAfterS1: Promise<unknown> | undefined;
       store.transact = (async (work: Parameters<typeof transact>[0]) => {
         const result = await transact(work);
-        const events = Array.isArray(result) ? (result as { streamId: string; type: string; data: { agent_id?: string } }[]) : [];
+        // A journal commit answers each run's events (several runs may share it).
+        const events = Array.isArray(result) ? (result.flat() as { streamId: string; type: string; data: { agent_id?: string } }[]) : [];
         const s1 = events.find((e) => e.type === 'step_completed' && e.data.agent_id === 's1');
         if (s1 && !pausedAfterS1) {
           pausedAfterS1 = control(operator.token, s1.streamId.slice('run-'.length), 'pause');
