@@ -5,22 +5,23 @@ import { randomUUID } from 'node:crypto';
 import type { Subscription } from 'rxjs';
 import type { LogFollower } from '../eventstore/follow.js';
 import { selectGlobalHead } from '../eventstore/sql.js';
-import type { EventStore, EventTransaction } from '../eventstore/store.js';
-import type { NewEvent, RecordedEvent } from '../eventstore/types.js';
+import type { EventStore } from '../eventstore/store.js';
+import type { RecordedEvent } from '../eventstore/types.js';
 import type { Clock } from '../kernel/clock.js';
-import { VersionConflictError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import type { JsonObject } from '../kernel/json.js';
 import type { Logger } from '../kernel/logger.js';
-import { CONTROL_EVENT_TYPES, runEvent, runStream, type RunEventData, type RunEventType } from '../runs/events.js';
+import { CONTROL_EVENT_TYPES, runEvent, runStream, type RunEventType } from '../runs/events.js';
 import { endsPurely, SLOW_KINDS, type StepDefinition, type WorkflowDefinition } from '../workflows/definition.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
-import { runAgent, type AgentDeps, type AgentHost } from './agent.js';
-import { LeaseLost, RunJournal, type JournalEntry } from './journal.js';
+import type { AgentDeps } from './agent.js';
+import { runAgentStep } from './agentStep.js';
+import { applyLocal, DriveStopped, DriveWriter, timesRun, type Drive } from './drive.js';
+import { RunJournal } from './journal.js';
 import { acquireLease, claimRuns, keepLease, releaseLease, renewLeases } from './leases.js';
 import { finalOutcome, stepEvents } from './outcome.js';
-import { evolveRun, foldRun, initialRunState, isTerminal, type RunPrincipal, type RunState } from './state.js';
-import { humanOutcome } from './steps/human.js';
+import { foldRun, initialRunState, isTerminal, type RunPrincipal, type RunState } from './state.js';
+import { humanApproval, humanOutcome } from './steps/human.js';
 import { STEP_EXECUTORS } from './steps/index.js';
 import type { StepDeps, StepOutcome } from './steps/types.js';
 
@@ -46,47 +47,7 @@ export interface StartRun {
   trigger: string;
 }
 
-interface Drive {
-  runId: string;
-  stream: string;
-  workflow: WorkflowDefinition;
-  /** State as journaled. */
-  committed: RunState;
-  /** The journal as committed (agent steps resume their conversation from it). */
-  journal: RecordedEvent[];
-  /** Committed plus what is pending. */
-  state: RunState;
-  pending: NewEvent[];
-  holdsLease: boolean;
-  /** performance.now() when the lease was last confirmed in the database (valid for leaseMs from then). */
-  leaseSeenAt: number;
-  interrupted: boolean;
-  /** Another executor advanced the run: stop touching it. */
-  fenced: boolean;
-  /** Resolves once the run is in the journal (its first append committed). */
-  markDurable: () => void;
-  /** The flush in progress: flushes of one drive run one after the other. */
-  flushing: Promise<void>;
-  /** Fires when an abort of the run arrives: a model call in flight is cancelled, not waited for. */
-  aborted: AbortController;
-}
-
-/**
- * How many times the run already finished this step, as a step or as an agent's tool: a runner's
- * idempotency key tells the visits (and tool calls) apart, the same after a resume (it is read from the journal).
- */
-function timesRun(drive: Drive, stepId: string): number {
-  return [...drive.journal, ...drive.pending].filter((e) => {
-    const data = e.data as RunEventData;
-    return (FINISHED_STEP.includes(e.type) && data.agent_id === stepId) || (e.type === 'tool_result' && data.payload.tool === stepId);
-  }).length;
-}
-
-/** Stops a run's drive: its lease was lost or the run was aborted under it. */
-class DriveStopped extends Error {}
-
 const WAITING: readonly RunState['status'][] = ['paused', 'waiting_human', 'waiting_approval'];
-const FINISHED_STEP: readonly string[] = ['step_completed', 'step_failed'];
 
 /** Two commits in flight: one is in PostgreSQL while the next fills up. */
 const JOURNAL_LIMITS = { maxBatch: 100, maxInFlight: 2 };
@@ -107,10 +68,10 @@ export class RunExecutor {
   private claiming = false;
   private stopped = false;
 
-  private readonly journal: RunJournal;
+  private readonly writer: DriveWriter;
 
   constructor(private readonly options: ExecutorOptions) {
-    this.journal = new RunJournal(options.store, this.owner, options.leaseMs, JOURNAL_LIMITS);
+    this.writer = new DriveWriter(options.store, new RunJournal(options.store, this.owner, options.leaseMs, JOURNAL_LIMITS), options.clock);
   }
 
   /** Listens for control events of the runs it drives, heartbeats leases, claims orphaned runs. */
@@ -175,7 +136,7 @@ export class RunExecutor {
       workflow,
       committed: initialRunState,
       journal: [],
-      state: applyLocal(initialRunState, started, this.now()),
+      state: applyLocal(initialRunState, started, this.writer.now()),
       pending: [started],
       holdsLease: false,
       leaseSeenAt: 0,
@@ -188,7 +149,7 @@ export class RunExecutor {
     this.active.set(runId, drive);
     if (commitFirst) {
       try {
-        await this.flush(drive);
+        await this.writer.flush(drive);
       } catch (error) {
         this.active.delete(runId);
         throw error;
@@ -276,7 +237,7 @@ export class RunExecutor {
       while (!drive.fenced) {
         if (drive.interrupted) {
           drive.interrupted = false;
-          await this.catchUp(drive);
+          await this.writer.catchUp(drive);
         }
         if (drive.fenced) break;
         const { status, nextStep } = drive.state;
@@ -293,13 +254,13 @@ export class RunExecutor {
         }
         const step = drive.workflow.steps.find((s) => s.id === nextStep);
         if (!step) {
-          this.push(drive, runEvent('run_failed', { error: { message: `step ${nextStep} is not in the workflow`, details: drive.workflow.name }, status_code: 500 }));
-          await this.flush(drive);
+          this.writer.push(drive, runEvent('run_failed', { error: { message: `step ${nextStep} is not in the workflow`, details: drive.workflow.name }, status_code: 500 }));
+          await this.writer.flush(drive);
           break;
         }
         await this.runStep(drive, step);
       }
-      if (drive.pending.length > 0 && !drive.fenced) await this.flush(drive);
+      if (drive.pending.length > 0 && !drive.fenced) await this.writer.flush(drive);
     } catch (error) {
       if (!(error instanceof DriveStopped)) await this.failOnEngineError(drive, error);
     } finally {
@@ -311,28 +272,28 @@ export class RunExecutor {
 
   private async runStep(drive: Drive, step: StepDefinition): Promise<void> {
     if (step.kind === 'HumanInTheLoop') return this.runHumanStep(drive, step);
-    if (step.kind === 'Agent') return this.runAgentStep(drive, step);
+    if (step.kind === 'Agent') return runAgentStep(drive, step, this.writer, this.options);
     const started = performance.now();
-    this.push(drive, runEvent('step_started', {}, step));
+    this.writer.push(drive, runEvent('step_started', {}, step));
     // Before anything leaves the process, the journal says the step began (it may run twice after a crash).
-    if (SLOW_KINDS.includes(step.kind)) await this.flush(drive);
+    if (SLOW_KINDS.includes(step.kind)) await this.writer.flush(drive);
     if (drive.fenced || isTerminal(drive.state.status)) return;
     const execute = STEP_EXECUTORS[step.kind];
-    const input = { runId: drive.runId, workflow: drive.workflow, step, context: drive.state.context, principal: drive.state.principal, at: this.now(), visit: timesRun(drive, step.id) };
+    const input = { runId: drive.runId, workflow: drive.workflow, step, context: drive.state.context, principal: drive.state.principal, at: this.writer.now(), visit: timesRun(drive, step.id) };
     const eventsOf = (outcome: StepOutcome) => stepEvents(drive.workflow, step, outcome, Math.round(performance.now() - started));
     if (step.kind === 'ModelOp') {
       // The record write and the step's journal entry commit together, or neither does.
-      await this.flush(drive, async (tx) => eventsOf(await execute(input, this.options.steps, tx)));
+      await this.writer.flush(drive, async (tx) => eventsOf(await execute(input, this.options.steps, tx)));
       return;
     }
     const outcome = await execute(input, this.options.steps);
-    for (const event of eventsOf(outcome)) this.push(drive, event);
+    for (const event of eventsOf(outcome)) this.writer.push(drive, event);
     // A runner may have touched the outside world: journal it before moving on, unless all that is
     // left are Router and Response steps (nothing leaves the process): then it goes out with the
     // run's end, one commit fewer. A crash before that commit runs the step again, as a crash during it would.
     if (step.kind === 'Router' || step.kind === 'Response') return;
     const next = drive.state.nextStep;
-    if (next !== null && !isTerminal(drive.state.status) && !endsPurely(drive.workflow, next)) await this.flush(drive);
+    if (next !== null && !isTerminal(drive.state.status) && !endsPurely(drive.workflow, next)) await this.writer.flush(drive);
   }
 
   /**
@@ -342,92 +303,18 @@ export class RunExecutor {
   private async runHumanStep(drive: Drive, step: StepDefinition): Promise<void> {
     const decided = drive.state.decided;
     if (decided && decided.step_id === step.id) {
-      for (const event of stepEvents(drive.workflow, step, humanOutcome(step, decided), 0)) this.push(drive, event);
-      await this.flush(drive);
+      for (const event of stepEvents(drive.workflow, step, humanOutcome(step, decided), 0)) this.writer.push(drive, event);
+      await this.writer.flush(drive);
       return;
     }
-    this.push(drive, runEvent('step_started', {}, step));
-    this.push(drive, runEvent('approval_requested', { approval: humanApproval(drive, step, this.options.clock.now()) }, step));
-    await this.flush(drive);
-  }
-
-  /** An agent step: journal as it goes; pauses, approvals and aborts stop the drive mid-step. */
-  private async runAgentStep(drive: Drive, step: StepDefinition): Promise<void> {
-    const started = performance.now();
-    const resuming = isStepOpen(drive.journal, step.id);
-    if (!resuming) {
-      this.push(drive, runEvent('step_started', {}, step));
-      await this.flush(drive);
-    }
-    const startIndex = lastStepStart(drive.journal, step.id) ?? drive.journal.length;
-    const agentDeps = this.options.agents;
-    if (!agentDeps) {
-      for (const event of stepEvents(drive.workflow, step, { signal: 'error', changes: { set: { _last_error: { message: 'no AgentModel is configured', step: step.id } }, unset: [] } }, 0)) this.push(drive, event);
-      await this.flush(drive);
-      return;
-    }
-    const consumedSteers = drive.journal.filter((e) => e.type === 'llm_turn').reduce((n, e) => n + (((e.data as RunEventData).payload.steers as string[] | undefined)?.length ?? 0), 0);
-    let steersTaken = 0;
-    const host: AgentHost = {
-      runId: drive.runId,
-      workflow: drive.workflow,
-      step,
-      context: drive.state.context,
-      principal: drive.state.principal,
-      prior: drive.journal.slice(startIndex + 1).map((e) => ({ type: e.type, payload: (e.data as RunEventData).payload })),
-      aborted: drive.aborted.signal,
-      journal: async (events) => {
-        for (const event of events) this.push(drive, event);
-        try {
-          await this.flush(drive);
-        } catch (error) {
-          if (error instanceof DriveStopped) return false;
-          throw error;
-        }
-        // A pause that came in with this append stops the agent here too; it resumes from its journal.
-        return !drive.fenced && !isTerminal(drive.state.status) && drive.state.status !== 'paused';
-      },
-      checkpoint: async () => {
-        if (drive.interrupted) {
-          drive.interrupted = false;
-          await this.catchUp(drive);
-        }
-        return !drive.fenced && !isTerminal(drive.state.status) && drive.state.status !== 'paused';
-      },
-      takeSteers: () => {
-        const fresh = drive.state.steers.slice(consumedSteers + steersTaken);
-        steersTaken += fresh.length;
-        return fresh;
-      },
-      runTool: async (target, args, resultEvents) => {
-        const execute = STEP_EXECUTORS[target.kind];
-        const toolStep = { ...target, config: { ...target.config, params: { ...((target.config.params as JsonObject | undefined) ?? {}), ...args } } };
-        const input = { runId: drive.runId, workflow: drive.workflow, step: toolStep, context: { ...drive.state.context, ...args }, principal: drive.state.principal, at: this.now(), visit: timesRun(drive, target.id) };
-        let outcome: StepOutcome | undefined;
-        try {
-          if (target.kind === 'ModelOp') {
-            await this.flush(drive, async (tx) => resultEvents((outcome = await execute(input, this.options.steps, tx))));
-          } else {
-            outcome = await execute(input, this.options.steps);
-            for (const event of resultEvents(outcome)) this.push(drive, event);
-            await this.flush(drive);
-          }
-        } catch (error) {
-          if (error instanceof DriveStopped) return undefined;
-          throw error;
-        }
-        return drive.fenced || isTerminal(drive.state.status) ? undefined : outcome;
-      },
-    };
-    const result = await runAgent(host, agentDeps);
-    if ('stopped' in result || drive.fenced || isTerminal(drive.state.status)) return;
-    for (const event of stepEvents(drive.workflow, step, result.outcome, Math.round(performance.now() - started))) this.push(drive, event);
-    await this.flush(drive);
+    this.writer.push(drive, runEvent('step_started', {}, step));
+    this.writer.push(drive, runEvent('approval_requested', { approval: humanApproval(step, drive.workflow.name, drive.state, this.options.clock.now()) }, step));
+    await this.writer.flush(drive);
   }
 
   private async finish(drive: Drive): Promise<void> {
-    this.push(drive, finalOutcome(drive.workflow, drive.state.context, this.options.steps.models));
-    await this.flush(drive);
+    this.writer.push(drive, finalOutcome(drive.workflow, drive.state.context, this.options.steps.models));
+    await this.writer.flush(drive);
   }
 
   private async failOnEngineError(drive: Drive, error: unknown): Promise<void> {
@@ -435,24 +322,8 @@ export class RunExecutor {
     if (drive.fenced || isTerminal(drive.committed.status)) return;
     drive.pending = [];
     drive.state = drive.committed;
-    this.push(drive, runEvent('run_failed', { error: { message: 'engine failure', details: (error as Error)?.message ?? String(error) }, status_code: 500 }));
-    await this.flush(drive).catch((flushError: unknown) => this.options.logger.error({ err: flushError, runId: drive.runId }, 'could not journal the failure'));
-  }
-
-  private push(drive: Drive, event: NewEvent): void {
-    drive.pending.push(event);
-    drive.state = applyLocal(drive.state, event, this.now());
-  }
-
-  /**
-   * Appends what is pending (plus what `work` produces inside the same transaction) at the journaled
-   * version. A lost race is merged when only control events came in between; a foreign step event
-   * means another executor holds the run, and this one stops.
-   */
-  private flush(drive: Drive, work?: (tx: EventTransaction) => Promise<NewEvent[]>): Promise<void> {
-    const flushed = drive.flushing.then(() => this.flushNow(drive, work));
-    drive.flushing = flushed.catch(() => undefined);
-    return flushed;
+    this.writer.push(drive, runEvent('run_failed', { error: { message: 'engine failure', details: (error as Error)?.message ?? String(error) }, status_code: 500 }));
+    await this.writer.flush(drive).catch((flushError: unknown) => this.options.logger.error({ err: flushError, runId: drive.runId }, 'could not journal the failure'));
   }
 
   /**
@@ -462,71 +333,10 @@ export class RunExecutor {
   async makeDurable(runId: string): Promise<void> {
     const drive = this.active.get(runId);
     if (!drive || drive.committed.exists) return;
-    await this.flush(drive).catch((error: unknown) => {
+    await this.writer.flush(drive).catch((error: unknown) => {
       // The run ended or moved on meanwhile: it is journaled (or never will be), `durable` says which.
       if (!(error instanceof DriveStopped)) throw error;
     });
-  }
-
-  private async flushNow(drive: Drive, work?: (tx: EventTransaction) => Promise<NewEvent[]>): Promise<void> {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      // What this append takes; the drive may push more meanwhile (a makeDurable beside a running step).
-      let taken = 0;
-      // The run ends with what is journaled: the lease goes in the same commit, one statement fewer.
-      let releasesLease = false;
-      const entryOf = (produced: NewEvent[]): JournalEntry => {
-        taken = drive.pending.length;
-        releasesLease = isTerminal(produced.reduce((state, e) => applyLocal(state, e, this.now()), drive.state).status);
-        return { runId: drive.runId, stream: drive.stream, expectedVersion: drive.committed.version, events: [...drive.pending, ...produced], releasesLease };
-      };
-      const askedAt = performance.now();
-      try {
-        const appended = work ? await this.journal.writeWith(entryOf, work) : drive.pending.length > 0 ? await this.journal.write(entryOf([])) : [];
-        if (appended.length > 0) {
-          drive.holdsLease = !releasesLease;
-          drive.leaseSeenAt = askedAt;
-        }
-        drive.committed = appended.reduce((state, e) => evolveRun(state, e.type, e.data as RunEventData, e.recordedAt, e.streamPosition), drive.committed);
-        drive.journal.push(...appended);
-        drive.pending = drive.pending.slice(taken);
-        drive.state = drive.pending.reduce((state, e) => applyLocal(state, e, this.now()), drive.committed);
-        drive.markDurable();
-        return;
-      } catch (error) {
-        if (error instanceof LeaseLost) throw new DriveStopped(error.message);
-        if (!(error instanceof VersionConflictError)) throw error;
-      }
-      if (!(await this.reconcile(drive))) throw new DriveStopped('run advanced elsewhere or ended');
-    }
-    throw new Error(`run ${drive.runId}: too many concurrent changes`);
-  }
-
-  /**
-   * Takes in the control events that arrived (pause, abort, steer) before the next step starts: with
-   * something pending, the append's conflict merges them; with nothing pending there is no append to
-   * conflict, so they are read directly.
-   */
-  private async catchUp(drive: Drive): Promise<void> {
-    if (drive.pending.length > 0) await this.flush(drive);
-    else await this.reconcile(drive);
-  }
-
-  /** Merges events others appended since our last write; false when this drive must stop. */
-  private async reconcile(drive: Drive): Promise<boolean> {
-    const newer = await this.options.store.readStream(drive.stream, drive.committed.version);
-    if (newer.some((e) => !CONTROL_EVENT_TYPES.includes(e.type as RunEventType))) {
-      drive.fenced = true;
-      return false;
-    }
-    drive.committed = newer.reduce((state, e) => evolveRun(state, e.type, e.data as RunEventData, e.recordedAt, e.streamPosition), drive.committed);
-    drive.journal.push(...newer);
-    if (isTerminal(drive.committed.status)) {
-      drive.pending = [];
-      drive.state = drive.committed;
-      return false;
-    }
-    drive.state = drive.pending.reduce((state, e) => applyLocal(state, e, this.now()), drive.committed);
-    return true;
   }
 
   private onRunEvent(event: RecordedEvent): void {
@@ -554,56 +364,5 @@ export class RunExecutor {
       this.claiming = false;
     }
   }
-
-  private now(): string {
-    return this.options.clock.now().toISOString();
-  }
-}
-
-/** What a HumanInTheLoop step asks: title, instruction, the form, the context keys it shows, who may answer. */
-function humanApproval(drive: Drive, step: StepDefinition, now: Date): JsonObject {
-  const ui = (step.config.ui ?? {}) as JsonObject;
-  const shown = Array.isArray(ui.display_context) ? ui.display_context.map(String) : [];
-  const display = Object.fromEntries(shown.filter((key) => !key.startsWith('_') && key in drive.state.context).map((key) => [key, drive.state.context[key]!]));
-  const expiresIn = Number(step.config.expires_in_s ?? 0);
-  const group = ((step.config.auth ?? {}) as JsonObject).required_group;
-  return {
-    approval_id: newId(),
-    kind: 'human',
-    step_id: step.id,
-    workflow: drive.workflow.name,
-    title: typeof ui.title === 'string' ? ui.title : step.id,
-    instruction: typeof ui.instruction === 'string' ? ui.instruction : null,
-    form: (step.config.human_feedback ?? []) as JsonObject[],
-    display,
-    required_group: typeof group === 'string' ? group : null,
-    requester_id: drive.state.principal?.user_id ?? null,
-    tenant: drive.state.principal?.tenant ?? null,
-    expires_at: expiresIn > 0 ? new Date(now.getTime() + expiresIn * 1000).toISOString() : null,
-  };
-}
-
-/** Whether the step's latest step_started has no step_completed/step_failed after it (a resume mid-step). */
-function isStepOpen(journal: readonly RecordedEvent[], stepId: string): boolean {
-  for (let i = journal.length - 1; i >= 0; i--) {
-    const event = journal[i]!;
-    if ((event.data as RunEventData).agent_id !== stepId) continue;
-    if (event.type === 'step_completed' || event.type === 'step_failed') return false;
-    if (event.type === 'step_started') return true;
-  }
-  return false;
-}
-
-/** Index in the journal of the step's latest step_started. */
-function lastStepStart(journal: readonly RecordedEvent[], stepId: string): number | undefined {
-  for (let i = journal.length - 1; i >= 0; i--) {
-    const event = journal[i]!;
-    if (event.type === 'step_started' && (event.data as RunEventData).agent_id === stepId) return i;
-  }
-  return undefined;
-}
-
-function applyLocal(state: RunState, event: NewEvent, at: string): RunState {
-  return evolveRun(state, event.type, event.data as RunEventData, at, state.version + 1);
 }
 
