@@ -80,21 +80,21 @@ export async function insertEvents(client: Queryable, inserts: readonly StreamIn
  * A named (prepared) statement: each connection parses and plans it once. Planning this statement
  * costs several times what executing it does, and appends are the hottest path of the service.
  */
-const INSERT_EVENTS_STATEMENT = 'svc_insert_events_v2';
+const INSERT_EVENTS_STATEMENT = 'svc_insert_events_v3';
+/** The lateral join reads each stream's version once (a CTE column would be re-read for every event). */
 const INSERT_EVENTS_SQL = `WITH request AS (
        SELECT s.ordinality AS stream_order, s.value->>'stream_id' AS stream_id, s.value->>'stream_type' AS stream_type,
               (s.value->>'expected')::bigint AS expected, s.value->'events' AS events
        FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS s(value, ordinality)
-     ), at_version AS (
-       SELECT r.*, (SELECT coalesce(max(e.stream_position), 0) FROM events e WHERE e.stream_id = r.stream_id) AS version
-       FROM request r
      )
      INSERT INTO events (stream_id, stream_type, stream_position, type, data, metadata, recorded_at)
-     SELECT v.stream_id, v.stream_type, v.version + e.ordinality, e.value->>'type', e.value->'data', e.value->'metadata',
+     SELECT r.stream_id, r.stream_type, v.version + e.ordinality, e.value->>'type', e.value->'data', e.value->'metadata',
             coalesce((e.value->>'recorded_at')::timestamptz, now())
-     FROM at_version v, jsonb_array_elements(v.events) WITH ORDINALITY AS e(value, ordinality)
-     WHERE v.expected IS NULL OR v.version = v.expected
-     ORDER BY v.stream_order, e.ordinality
+     FROM request r
+     CROSS JOIN LATERAL (SELECT coalesce(max(x.stream_position), 0) AS version FROM events x WHERE x.stream_id = r.stream_id) v
+     CROSS JOIN LATERAL jsonb_array_elements(r.events) WITH ORDINALITY AS e(value, ordinality)
+     WHERE r.expected IS NULL OR v.version = r.expected
+     ORDER BY r.stream_order, e.ordinality
      RETURNING ${EVENT_COLUMNS}`;
 
 export async function selectStreamVersion(client: Queryable, streamId: string): Promise<number> {
