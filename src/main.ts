@@ -176,7 +176,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
     const keys = await loadSigningKeys(settings.signingKeyHex);
     if (keys.isEphemeral) logger.warn('SVC_SIGNING_KEY is not set: using an ephemeral signing key; tokens die on restart');
     const tokens = new TokenService(keys, settings.tokenTtlSeconds, clock);
-    const sessions = new SessionView(live);
+    const sessions = new SessionView({ ...live, clock });
     await sessions.start();
     stops.push(() => sessions.stop());
     const commands = new IamCommands(store, clock);

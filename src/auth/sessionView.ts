@@ -4,6 +4,7 @@ import { startLiveView, type LiveView } from '../eventstore/liveView.js';
 import type { EventStore } from '../eventstore/store.js';
 import type { RecordedEvent } from '../eventstore/types.js';
 import type { WakeUps } from '../eventstore/wakeUps.js';
+import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../kernel/logger.js';
 import { loadActiveRevocations, loadSessionEnds } from '../iam/queries.js';
 
@@ -23,7 +24,7 @@ export class SessionView {
   private view: LiveView | undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly deps: { store: EventStore; follower: LogFollower; wakeUps: WakeUps; logger: Logger }) {}
+  constructor(private readonly deps: { store: EventStore; follower: LogFollower; wakeUps: WakeUps; logger: Logger; clock: Clock }) {}
 
   async start(): Promise<void> {
     this.view = await startLiveView(this.deps, {
@@ -32,7 +33,7 @@ export class SessionView {
       load: () => this.reload(),
       apply: (event) => this.apply(event),
     });
-    this.pruneTimer = setInterval(() => this.prune(Date.now()), PRUNE_INTERVAL_MS);
+    this.pruneTimer = setInterval(() => this.prune(this.deps.clock.now().getTime()), PRUNE_INTERVAL_MS);
     this.pruneTimer.unref();
   }
 
