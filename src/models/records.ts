@@ -20,6 +20,9 @@ export function recordProjection(table: string, primaryKey: string): RowProjecti
     table,
     key: [primaryKey],
     eventTypes: RECORD_EVENTS,
+    // A created record's row owes nothing to what the table held (its id is new, and evolve starts
+    // it afresh): no row is loaded for it.
+    startsRow: ['RecordCreated'],
     keysOf: (event: RecordedEvent) => ((event.data as JsonObject).table === table ? [{ [primaryKey]: (event.data as JsonObject).id! }] : []),
     evolve(row: Row | null, key, event): Row | null {
       const data = event.data as JsonObject;
