@@ -2,6 +2,7 @@
 import type { DatabaseError } from 'pg';
 import type { Pool, PoolClient, Queryable } from '../db/pool.js';
 import { VersionConflictError } from '../kernel/errors.js';
+import { GroupCommit } from './groupCommit.js';
 import {
   insertEvents,
   selectGlobalEvents,
@@ -75,31 +76,48 @@ export class EventTransaction {
    */
   async appendEach(requests: readonly AppendToStream[], options: AppendOptions = {}): Promise<StreamOutcome[]> {
     const recorded = await insertStreams(this.client, requests, options.metadata ?? {});
-    const byStream = new Map<string, RecordedEvent[]>();
-    for (const event of recorded) {
-      const events = byStream.get(event.streamId);
-      if (events) events.push(event);
-      else byStream.set(event.streamId, [event]);
-    }
     if (this.projector && recorded.length > 0) await this.projector.apply(this.client, recorded);
     this.appended.push(...recorded);
-    return requests.map((request) => {
-      if (request.events.length === 0) return { events: [] };
-      const events = byStream.get(request.streamId);
-      return events ? { events } : { conflict: new VersionConflictError(request.streamId, request.expectedVersion, null) };
-    });
+    return outcomesOf(requests, recorded);
   }
 }
+
+/** Each request's events among those inserted; a request with events and none inserted was not at its version. */
+function outcomesOf(requests: readonly AppendToStream[], recorded: readonly RecordedEvent[]): StreamOutcome[] {
+  const byStream = new Map<string, RecordedEvent[]>();
+  for (const event of recorded) {
+    const events = byStream.get(event.streamId);
+    if (events) events.push(event);
+    else byStream.set(event.streamId, [event]);
+  }
+  return requests.map((request) => {
+    if (request.events.length === 0) return { events: [] };
+    const events = byStream.get(request.streamId);
+    return events ? { events } : { conflict: new VersionConflictError(request.streamId, request.expectedVersion, null) };
+  });
+}
+
+/** A single-stream append waiting for a group commit. */
+interface SingleAppend {
+  request: AppendToStream;
+  metadata: EventMetadata;
+}
+
+/** Single-stream appends share commits: up to 100 per commit, three commits in flight. */
+const SINGLE_APPEND_LIMITS = { maxBatch: 100, maxInFlight: 3 };
 
 export class EventStore {
   readonly pool: Pool;
   private readonly projector: InlineProjector | undefined;
   private readonly onCommit: ((events: readonly RecordedEvent[]) => void) | undefined;
 
+  private readonly singles: GroupCommit<SingleAppend, RecordedEvent[]>;
+
   constructor(options: EventStoreOptions) {
     this.pool = options.pool;
     this.projector = options.projector;
     this.onCommit = options.onCommit;
+    this.singles = new GroupCommit((entries) => this.commitSingles(entries), SINGLE_APPEND_LIMITS, (entry) => entry.request.streamId);
   }
 
   /**
@@ -122,17 +140,34 @@ export class EventStore {
 
   private async appendOnce(requests: readonly AppendToStream[], options: AppendOptions): Promise<AppendResult> {
     const single = requests.length === 1 ? requests[0]! : undefined;
-    // One stream and no read model to update: a single autocommit statement, no BEGIN/COMMIT.
-    if (single && !this.projector?.handlesAny(single.events.map((e) => e.type))) {
-      const events = await insertStreams(this.pool, [single], options.metadata ?? {});
-      if (events.length === 0 && single.events.length > 0) {
-        throw new VersionConflictError(single.streamId, single.expectedVersion, await selectStreamVersion(this.pool, single.streamId).catch(() => null));
-      }
-      if (events.length > 0) this.onCommit?.(events);
-      const version = events.at(-1)?.streamPosition ?? (await selectStreamVersion(this.pool, single.streamId));
-      return { versions: { [single.streamId]: version }, events };
+    if (!single) return this.transact((tx) => tx.append(requests, options));
+    if (single.events.length === 0) return { versions: { [single.streamId]: await selectStreamVersion(this.pool, single.streamId) }, events: [] };
+    const events = await this.singles.submit({ request: single, metadata: options.metadata ?? {} });
+    return { versions: { [single.streamId]: events.at(-1)!.streamPosition }, events };
+  }
+
+  /**
+   * Single-stream appends that waited together, each at its own expected version: one autocommit
+   * statement when no read model handles their events (one INSERT is atomic), else one transaction.
+   */
+  private async commitSingles(entries: readonly SingleAppend[]): Promise<(RecordedEvent[] | Error)[]> {
+    // Each call's metadata goes onto its own events, so one statement can carry several calls.
+    const requests = entries.map(({ request, metadata }) => ({ ...request, events: request.events.map((e) => ({ ...e, metadata: { ...metadata, ...e.metadata } })) }));
+    let outcomes: StreamOutcome[];
+    if (this.projector?.handlesAny(requests.flatMap((r) => r.events.map((e) => e.type)))) {
+      outcomes = await this.transact((tx) => tx.appendEach(requests));
+    } else {
+      const recorded = await insertStreams(this.pool, requests, {});
+      if (recorded.length > 0) this.onCommit?.(recorded);
+      outcomes = outcomesOf(requests, recorded);
     }
-    return this.transact((tx) => tx.append(requests, options));
+    return Promise.all(
+      outcomes.map(async (outcome, index) => {
+        if (!('conflict' in outcome)) return outcome.events;
+        const { streamId, expectedVersion } = requests[index]!;
+        return new VersionConflictError(streamId, expectedVersion, await selectStreamVersion(this.pool, streamId).catch(() => null));
+      }),
+    );
   }
 
   /** Runs `work` in one transaction; wake-ups go out after the commit, never inside it. */
