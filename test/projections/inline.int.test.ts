@@ -110,4 +110,40 @@ describe('inline projections', () => {
     await Promise.all(Array.from({ length: 8 }, () => kernel.store.append(appendTo(id, 'any', e.deposited(id, 1)))));
     expect(await account(id)).to.include({ balance_cents: 8, version: 9 });
   });
+
+  describe('appends to one stream each, arriving together (group commit)', () => {
+    /** Opens `count` accounts at once; answers their append results in order. */
+    const openAtOnce = (ids: string[]) => Promise.allSettled(ids.map((id) => kernel.store.append(appendTo(id, 0, e.opened(id, 'Grace', '2024-01-01T00:00:00Z', 10)))));
+
+    it('share commits: twenty appends fired together take at most four transactions (three go at once, the rest wait for one)', async () => {
+      const ids = Array.from({ length: 20 }, () => randomUUID());
+      const results = await openAtOnce(ids);
+      const transactions = new Set(results.map((r) => (r as PromiseFulfilledResult<{ events: { transactionId: string }[] }>).value.events[0]!.transactionId));
+      expect(results.every((r) => r.status === 'fulfilled')).to.equal(true);
+      expect(transactions.size).to.be.within(2, 4);
+      for (const id of ids) expect(await account(id)).to.include({ owner: 'Grace', balance_cents: 10, version: 1 });
+    });
+
+    it('a stale version and a row the read model refuses fail their own calls; the rest of the commit lands', async () => {
+      const [stale, refused, good] = [randomUUID(), randomUUID(), randomUUID()];
+      await kernel.store.append(appendTo(stale, 0, e.opened(stale, 'Stale', '2024-01-01T00:00:00Z')));
+      await kernel.store.append(appendTo(refused, 0, e.opened(refused, 'Refused', '2024-01-01T00:00:00Z', 5)));
+      // Three fillers take the three commits that start at once: the next three calls wait together.
+      const fillers = openAtOnce([randomUUID(), randomUUID(), randomUUID()]);
+      const together = await Promise.allSettled([
+        kernel.store.append(appendTo(stale, 0, e.deposited(stale, 1))),
+        kernel.store.append(appendTo(refused, 1, e.withdrawn(refused, 6))),
+        kernel.store.append(appendTo(good, 0, e.opened(good, 'Good', '2024-01-01T00:00:00Z', 7))),
+      ]);
+      await fillers;
+      expect(together.map((r) => r.status)).to.deep.equal(['rejected', 'rejected', 'fulfilled']);
+      const conflict = (together[0] as PromiseRejectedResult).reason as VersionConflictError;
+      expect(conflict).to.be.instanceOf(VersionConflictError);
+      expect(conflict.actualVersion).to.equal(1);
+      expect(((together[1] as PromiseRejectedResult).reason as { code?: string }).code).to.equal('23514');
+      expect(await kernel.store.streamVersion(accountStream(refused))).to.equal(1);
+      expect(await account(refused)).to.include({ balance_cents: 5 });
+      expect(await account(good)).to.include({ owner: 'Good', balance_cents: 7 });
+    });
+  });
 });
