@@ -15,6 +15,8 @@ const PAGE_SIZE = 1000;
 export class LogFollower {
   private readonly tail = new Subject<RecordedEvent>();
   private readonly localAppends = new Subject<RecordedEvent>();
+  /** The live listeners of stream subscriptions by stream: an event costs its own stream's followers only. */
+  private readonly streamListeners = new Map<string, Set<(event: RecordedEvent) => void>>();
   private cursor: GlobalCursor = { transactionId: '0', globalPosition: 0 };
   private wakeSubscription: Subscription | undefined;
   private pumping = false;
@@ -39,6 +41,7 @@ export class LogFollower {
     this.wakeSubscription?.unsubscribe();
     this.tail.complete();
     this.localAppends.complete();
+    this.streamListeners.clear();
   }
 
   /**
@@ -46,7 +49,15 @@ export class LogFollower {
    * them (a stream's positions commit in order, so no gate is needed within one stream).
    */
   publishLocal(events: readonly RecordedEvent[]): void {
-    for (const event of events) this.localAppends.next(event);
+    for (const event of events) {
+      this.localAppends.next(event);
+      this.notifyStream(event);
+    }
+  }
+
+  private notifyStream(event: RecordedEvent): void {
+    const listeners = this.streamListeners.get(event.streamId);
+    if (listeners) for (const listener of listeners) listener(event);
   }
 
   /** The stream's events after position `after`: replay from the table, then live; no gap, no duplicate. */
@@ -84,11 +95,12 @@ export class LogFollower {
         }
       };
       const onLive = (event: RecordedEvent): void => {
-        if (event.streamId !== streamId || event.streamPosition <= last) return;
+        if (event.streamPosition <= last) return;
         if (!reading && event.streamPosition === last + 1) deliver(event);
         else void readFromTable();
       };
-      const live = [this.localAppends.subscribe(onLive), this.tail.subscribe(onLive)];
+      const listeners = this.streamListeners.get(streamId) ?? new Set();
+      this.streamListeners.set(streamId, listeners.add(onLive));
       // A reconnect may mean missed wake-ups: look again. A poll needs no read per subscriber (a
       // thousand SSE followers would be a thousand queries every tick): it wakes the global tail,
       // which reads the log once and feeds every subscriber, and a gap it shows triggers a read.
@@ -98,7 +110,8 @@ export class LogFollower {
       void readFromTable();
       return () => {
         closed = true;
-        live.forEach((s) => s.unsubscribe());
+        listeners.delete(onLive);
+        if (listeners.size === 0 && this.streamListeners.get(streamId) === listeners) this.streamListeners.delete(streamId);
         wakes.unsubscribe();
       };
     });
@@ -164,6 +177,7 @@ export class LogFollower {
           for (const event of page) {
             this.cursor = cursorOf(event);
             this.tail.next(event);
+            this.notifyStream(event);
           }
           if (page.length < PAGE_SIZE) break;
         }

@@ -58,7 +58,12 @@ export class GroupCommit<E, R> {
     }
   }
 
-  /** Up to maxBatch entries from the front, skipping (for the next commit) keys already taken. */
+  /**
+   * Up to maxBatch entries from the front, skipping (for the next commit) keys already taken. They
+   * keep their arrival order, the order their events are delivered in, oldest first; sorting them
+   * by key was measured to double the SSE fan-out p99. Two commits naming the same streams in
+   * opposite orders can deadlock: PostgreSQL breaks it and each entry then goes again alone.
+   */
   private takeBatch(): Waiting<E, R>[] {
     const keys = new Set<string>();
     const batch: Waiting<E, R>[] = [];

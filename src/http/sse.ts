@@ -3,6 +3,8 @@ import type { Request, Response } from 'express';
 
 export interface SseStream {
   send(event: string, data: unknown, id?: number | string): boolean;
+  /** A frame made by `sseFrame` (made once when many clients get the same event). */
+  sendFrame(frame: string): boolean;
   close(): void;
   readonly closed: boolean;
   /** Called once when the client goes away or the stream is closed. */
@@ -11,6 +13,11 @@ export interface SseStream {
 
 export function wantsEventStream(req: Request): boolean {
   return (req.headers.accept ?? '').split(',').some((part) => part.trim().startsWith('text/event-stream'));
+}
+
+export function sseFrame(event: string, data: unknown, id?: number | string): string {
+  const lines = [...(id !== undefined ? [`id: ${id}`] : []), `event: ${event}`, ...JSON.stringify(data).split('\n').map((line) => `data: ${line}`)];
+  return `${lines.join('\n')}\n\n`;
 }
 
 export function openEventStream(req: Request, res: Response, heartbeatMs = 15_000): SseStream {
@@ -40,9 +47,11 @@ export function openEventStream(req: Request, res: Response, heartbeatMs = 15_00
       return closed;
     },
     send(event, data, id) {
+      return this.sendFrame(sseFrame(event, data, id));
+    },
+    sendFrame(frame) {
       if (closed) return false;
-      const lines = [...(id !== undefined ? [`id: ${id}`] : []), `event: ${event}`, ...JSON.stringify(data).split('\n').map((line) => `data: ${line}`)];
-      return res.write(`${lines.join('\n')}\n\n`);
+      return res.write(frame);
     },
     close() {
       if (!closed) res.end();

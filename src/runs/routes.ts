@@ -5,10 +5,11 @@ import { ADMIN_SCOPE, type Principal } from '../auth/principal.js';
 import type { Pool } from '../db/pool.js';
 import type { LogFollower } from '../eventstore/follow.js';
 import type { EventStore } from '../eventstore/store.js';
+import type { RecordedEvent } from '../eventstore/types.js';
 import type { RunExecutor } from '../engine/executor.js';
 import { TERMINAL_STATUSES, type RunStatus } from '../engine/state.js';
 import { requestMetadata, uuidParam } from '../http/context.js';
-import { openEventStream } from '../http/sse.js';
+import { openEventStream, sseFrame } from '../http/sse.js';
 import { BadRequestError, NotFoundError } from '../kernel/errors.js';
 import { compileValidator, integerParam } from '../kernel/validation.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
@@ -61,6 +62,17 @@ function resumeAfter(req: Request): number {
   return Number(raw.trim());
 }
 
+/**
+ * A live event's SSE frame, made once: every follower of the run gets the same event object, and a
+ * thousand followers would otherwise each present and serialize it again.
+ */
+const liveFrames = new WeakMap<RecordedEvent, string>();
+function liveFrame(event: RecordedEvent): string {
+  let frame = liveFrames.get(event);
+  if (frame === undefined) liveFrames.set(event, (frame = sseFrame(event.type, presentRunEvent(event), event.streamPosition)));
+  return frame;
+}
+
 export function runsRouter(deps: RunRoutesDeps): Router {
   const { pool, store, follower, executor, workflows, authenticator } = deps;
   const router = Router();
@@ -106,7 +118,7 @@ export function runsRouter(deps: RunRoutesDeps): Router {
     }
     const live = follower.subscribeToStream(runStream(run.id), after).subscribe({
       next: (event) => {
-        stream.send(event.type, presentRunEvent(event), event.streamPosition);
+        stream.sendFrame(liveFrame(event));
         if (TERMINAL_EVENT_TYPES.includes(event.type as RunEventType)) stream.close();
       },
       error: () => stream.close(),
