@@ -141,6 +141,8 @@ export class EventStore {
   private async appendOnce(requests: readonly AppendToStream[], options: AppendOptions): Promise<AppendResult> {
     const single = requests.length === 1 ? requests[0]! : undefined;
     if (!single) return this.transact((tx) => tx.append(requests, options));
+    // A bad request fails here, before it can share (and fail) a commit with others.
+    checkExpectedVersion(single.expectedVersion);
     if (single.events.length === 0) return { versions: { [single.streamId]: await selectStreamVersion(this.pool, single.streamId) }, events: [] };
     const events = await this.singles.submit({ request: single, metadata: options.metadata ?? {} });
     return { versions: { [single.streamId]: events.at(-1)!.streamPosition }, events };
@@ -220,13 +222,17 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+function checkExpectedVersion(expectedVersion: AppendToStream['expectedVersion']): void {
+  if (expectedVersion !== 'any' && (!Number.isInteger(expectedVersion) || expectedVersion < 0)) {
+    throw new RangeError(`expectedVersion must be a non-negative integer or 'any' (got ${expectedVersion})`);
+  }
+}
+
 /** Checks the requests and inserts them; a unique-key collision (a concurrent writer) is a version conflict. */
 async function insertStreams(client: Queryable, requests: readonly AppendToStream[], metadata: EventMetadata): Promise<RecordedEvent[]> {
   const streams = new Set<string>();
   for (const { streamId, expectedVersion } of requests) {
-    if (expectedVersion !== 'any' && (!Number.isInteger(expectedVersion) || expectedVersion < 0)) {
-      throw new RangeError(`expectedVersion must be a non-negative integer or 'any' (got ${expectedVersion})`);
-    }
+    checkExpectedVersion(expectedVersion);
     if (streams.has(streamId)) throw new RangeError(`stream ${streamId} is appended to twice in one call`);
     streams.add(streamId);
   }
