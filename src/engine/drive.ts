@@ -6,7 +6,7 @@ import { VersionConflictError } from '../kernel/errors.js';
 import { CONTROL_EVENT_TYPES, type RunEventData, type RunEventType } from '../runs/events.js';
 import type { WorkflowDefinition } from '../workflows/definition.js';
 import { LeaseLost, type JournalEntry, type RunJournal } from './journal.js';
-import { evolveRun, isTerminal, type RunState } from './state.js';
+import { evolveRun, foldRun, isTerminal, type RunState } from './state.js';
 
 export interface Drive {
   runId: string;
@@ -109,10 +109,10 @@ export class DriveWriter {
           drive.holdsLease = !releasesLease;
           drive.leaseSeenAt = askedAt;
         }
-        drive.committed = appended.reduce((state, e) => evolveRun(state, e.type, e.data as RunEventData, e.recordedAt, e.streamPosition), drive.committed);
+        drive.committed = foldRun(appended, drive.committed);
         drive.journal.push(...appended);
         drive.pending = drive.pending.slice(taken);
-        drive.state = drive.pending.reduce((state, e) => applyLocal(state, e, this.now()), drive.committed);
+        this.restate(drive);
         drive.markDurable();
         return;
       } catch (error) {
@@ -124,6 +124,11 @@ export class DriveWriter {
     throw new Error(`run ${drive.runId}: too many concurrent changes`);
   }
 
+  /** The drive's state: what is journaled, plus what is pending. */
+  private restate(drive: Drive): void {
+    drive.state = drive.pending.reduce((state, e) => applyLocal(state, e, this.now()), drive.committed);
+  }
+
   /** Merges events others appended since our last write; false when this drive must stop. */
   async reconcile(drive: Drive): Promise<boolean> {
     const newer = await this.store.readStream(drive.stream, drive.committed.version);
@@ -131,14 +136,14 @@ export class DriveWriter {
       drive.fenced = true;
       return false;
     }
-    drive.committed = newer.reduce((state, e) => evolveRun(state, e.type, e.data as RunEventData, e.recordedAt, e.streamPosition), drive.committed);
+    drive.committed = foldRun(newer, drive.committed);
     drive.journal.push(...newer);
     if (isTerminal(drive.committed.status)) {
       drive.pending = [];
       drive.state = drive.committed;
       return false;
     }
-    drive.state = drive.pending.reduce((state, e) => applyLocal(state, e, this.now()), drive.committed);
+    this.restate(drive);
     return true;
   }
 }

@@ -138,6 +138,6 @@ export function evolveRun(state: RunState, type: string, data: RunEventData, at:
   }
 }
 
-export function foldRun(events: readonly RecordedEvent[]): RunState {
-  return events.reduce((state, e) => evolveRun(state, e.type, e.data as RunEventData, e.recordedAt, e.streamPosition), initialRunState);
+export function foldRun(events: readonly RecordedEvent[], from: RunState = initialRunState): RunState {
+  return events.reduce((state, e) => evolveRun(state, e.type, e.data as RunEventData, e.recordedAt, e.streamPosition), from);
 }

@@ -60,8 +60,7 @@ export class EventTransaction {
     for (const [index, request] of requests.entries()) {
       const outcome = outcomes[index]!;
       if ('conflict' in outcome) {
-        const actual = await selectStreamVersion(this.client, request.streamId).catch(() => null);
-        throw new VersionConflictError(request.streamId, request.expectedVersion, actual);
+        throw await conflictWithActualVersion(this.client, request);
       }
       result.events.push(...outcome.events);
       result.versions[request.streamId] = outcome.events.at(-1)?.streamPosition ?? (await selectStreamVersion(this.client, request.streamId));
@@ -166,8 +165,7 @@ export class EventStore {
     return Promise.all(
       outcomes.map(async (outcome, index) => {
         if (!('conflict' in outcome)) return outcome.events;
-        const { streamId, expectedVersion } = requests[index]!;
-        return new VersionConflictError(streamId, expectedVersion, await selectStreamVersion(this.pool, streamId).catch(() => null));
+        return conflictWithActualVersion(this.pool, requests[index]!);
       }),
     );
   }
@@ -220,6 +218,11 @@ export class EventStore {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The conflict of a request that was not at its expected version, saying where the stream is. */
+async function conflictWithActualVersion(client: Queryable, { streamId, expectedVersion }: AppendToStream): Promise<VersionConflictError> {
+  return new VersionConflictError(streamId, expectedVersion, await selectStreamVersion(client, streamId).catch(() => null));
 }
 
 function checkExpectedVersion(expectedVersion: AppendToStream['expectedVersion']): void {
