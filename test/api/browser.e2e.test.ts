@@ -5,7 +5,7 @@ import type { BrowserContext } from 'playwright-core';
 import type { Service } from '../../src/main.js';
 import { call } from '../support/http.js';
 import { startTestService } from '../support/service.js';
-import { browserOrSkip, chromiumMissing, DEV_ENV, EXAMPLE_PROJECT, launchChromium, offLoopback, recordingPage } from './helpers.js';
+import { launchedBrowser, chromiumMissing, DEV_ENV, EXAMPLE_PROJECT, launchChromium, offLoopback, recordingPage } from './helpers.js';
 import { operationsOf } from './openapiCheck.js';
 
 describe('docs UIs and the dev console in Chromium', function () {
@@ -24,10 +24,10 @@ describe('docs UIs and the dev console in Chromium', function () {
     await service?.close();
   });
 
-  const requireChromium = (test: Mocha.Context): BrowserContext => browserOrSkip(test, browser);
+  const requireChromium = (): BrowserContext => launchedBrowser(browser);
 
   it('Swagger UI at /docs renders every operation, /api/hello among them, from local files only', async function () {
-    const context = requireChromium(this);
+    const context = requireChromium();
     const doc = (await call(service.url, 'GET', '/openapi.json')).body;
     const { page, requested, failures } = await recordingPage(context);
     try {
@@ -48,7 +48,7 @@ describe('docs UIs and the dev console in Chromium', function () {
   });
 
   it('ReDoc at /redoc renders the operation headings from local files only', async function () {
-    const context = requireChromium(this);
+    const context = requireChromium();
     const { page, requested, failures } = await recordingPage(context);
     try {
       await page.goto(`${service.url}/redoc`, { waitUntil: 'load' });
@@ -66,7 +66,7 @@ describe('docs UIs and the dev console in Chromium', function () {
   });
 
   it('/insight with auto-login lists the workflows in its Workflows table', async function () {
-    const context = requireChromium(this);
+    const context = requireChromium();
     const { page, requested, failures } = await recordingPage(context);
     try {
       await page.goto(`${service.url}/insight`, { waitUntil: 'load' });

@@ -59,13 +59,10 @@ export async function launchChromium(): Promise<{ browser: BrowserContext; close
   };
 }
 
-/** The browser of a suite, or a visible skip (pending, with the reason in the title) when Chromium is missing. */
-export function browserOrSkip(test: Mocha.Context, launched: { browser: BrowserContext } | undefined): BrowserContext {
-  if (!launched) {
-    if (test.test) test.test.title += ` [pending: ${chromiumMissing() ?? 'Chromium did not start'}]`;
-    test.skip();
-  }
-  return launched!.browser;
+/** The browser of a suite; a missing or failed Chromium fails the test (a browser test never skips). */
+export function launchedBrowser(launched: { browser: BrowserContext } | undefined): BrowserContext {
+  if (!launched) throw new Error(chromiumMissing() ?? 'Chromium did not start (see the before hook)');
+  return launched.browser;
 }
 
 /** A new page that records every URL it requests. */

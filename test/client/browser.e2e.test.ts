@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import { bundleClient } from '../../scripts/bundleClient.js';
 import type { Service } from '../../src/main.js';
-import { browserOrSkip, chromiumMissing, launchChromium, offLoopback, recordingPage } from '../api/helpers.js';
+import { launchedBrowser, chromiumMissing, launchChromium, offLoopback, recordingPage } from '../api/helpers.js';
 import { bootstrapAdmin, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
 import { CLIENT_PROJECT } from './support/project.js';
@@ -45,7 +45,7 @@ describe('client library in a browser (headless Chromium)', function () {
   }
 
   it('logs in, runs a workflow over REST, SSE and gRPC-Web, follows the journal and uses CRUD', async function () {
-    const page = await clientPage(browserOrSkip(this, launched));
+    const page = await clientPage(launchedBrowser(launched));
     try {
       const result = await page.evaluate(
         async ({ baseUrl, email, password }) => {
@@ -99,7 +99,7 @@ describe('client library in a browser (headless Chromium)', function () {
   });
 
   it('gRPC-Web in a browser authenticates with the token in the message body when the header is lost', async function () {
-    const page = await clientPage(browserOrSkip(this, launched));
+    const page = await clientPage(launchedBrowser(launched));
     const seenAuthorization: (string | undefined)[] = [];
     // As a proxy that drops the Authorization header would: only the body's token_fallback is left.
     await page.route(`${service.url}/grpc/**`, async (route) => {
