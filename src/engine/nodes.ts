@@ -35,11 +35,9 @@ export async function loadRunners(projectDir: string): Promise<Map<string, Runne
     if (!match || file.endsWith('.d.ts')) continue;
     const full = path.join(dir, file);
     try {
-      const module = (/\.m?ts$/.test(file) ? await importTypeScript(full) : await import(pathToFileURL(full).href)) as {
-        default?: unknown;
-      };
-      const runner = module.default;
-      if (typeof runner !== 'function') problems.push(`nodes/${file}: the default export is not a function`);
+      const module = /\.m?ts$/.test(file) ? await importTypeScript(full) : await import(pathToFileURL(full).href);
+      const runner = defaultExport(module);
+      if (typeof runner !== 'function') problems.push(`nodes/${file}: ${NOT_A_FUNCTION}`);
       else if (runners.has(match[1]!)) problems.push(`nodes/${file}: runner ${match[1]} is defined twice`);
       else runners.set(match[1]!, runner as Runner);
     } catch (error) {
@@ -48,6 +46,22 @@ export async function loadRunners(projectDir: string): Promise<Map<string, Runne
   }
   if (problems.length > 0) throw new NodeLoadError(problems);
   return runners;
+}
+
+const NOT_A_FUNCTION =
+  'the default export is not a function: export the runner as `export default function (ctx, step) { ... }` (or `module.exports = function ...` in a CommonJS .js file)';
+
+/**
+ * The module's default export. In a project whose package.json does not say `"type": "module"`, a
+ * runner is compiled as CommonJS: its `export default` lands on `module.exports.default`, which an
+ * import shows as `default.default`.
+ */
+function defaultExport(module: unknown): unknown {
+  const exported = (module as { default?: unknown }).default;
+  if (exported !== null && typeof exported === 'object' && typeof (exported as { default?: unknown }).default === 'function') {
+    return (exported as { default: unknown }).default;
+  }
+  return exported;
 }
 
 /**
