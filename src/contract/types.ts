@@ -36,6 +36,8 @@ export type RunDescriptor = {
   output: Json;
   error: { message: string; details: string } | null;
   current_step: string | null;
+  /** A pause was asked for while a step runs: the run reports `paused` once that step's outcome is journaled. */
+  pause_requested: boolean;
   created_at: string;
   updated_at: string;
   status_url: string;

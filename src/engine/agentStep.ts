@@ -50,14 +50,14 @@ export async function runAgentStep(drive: Drive, step: StepDefinition, writer: D
         throw error;
       }
       // A pause that came in with this append stops the agent here too; it resumes from its journal.
-      return !drive.fenced && !isTerminal(drive.state.status) && drive.state.status !== 'paused';
+      return isRunnable(drive, writer);
     },
     checkpoint: async () => {
       if (drive.interrupted) {
         drive.interrupted = false;
         await writer.catchUp(drive);
       }
-      return !drive.fenced && !isTerminal(drive.state.status) && drive.state.status !== 'paused';
+      return isRunnable(drive, writer);
     },
     takeSteers: () => {
       const fresh = drive.state.steers.slice(consumedSteers + steersTaken);
@@ -88,6 +88,17 @@ export async function runAgentStep(drive: Drive, step: StepDefinition, writer: D
   if ('stopped' in result || drive.fenced || isTerminal(drive.state.status)) return;
   for (const event of stepEvents(drive.workflow, step, result.outcome, Math.round(performance.now() - started))) writer.push(drive, event);
   await writer.flush(drive);
+}
+
+/** Whether the agent may go on: a requested pause takes effect first (nothing of the run runs now). */
+async function isRunnable(drive: Drive, writer: DriveWriter): Promise<boolean> {
+  try {
+    await writer.pauseIfRequested(drive);
+  } catch (error) {
+    if (error instanceof DriveStopped) return false;
+    throw error;
+  }
+  return !drive.fenced && !isTerminal(drive.state.status) && drive.state.status !== 'paused';
 }
 
 /** Whether the step's latest step_started has no step_completed/step_failed after it (a resume mid-step). */

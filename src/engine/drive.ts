@@ -3,7 +3,7 @@ import type { EventStore, EventTransaction } from '../eventstore/store.js';
 import type { NewEvent, RecordedEvent } from '../eventstore/types.js';
 import type { Clock } from '../kernel/clock.js';
 import { VersionConflictError } from '../kernel/errors.js';
-import { CONTROL_EVENT_TYPES, type RunEventData, type RunEventType } from '../runs/events.js';
+import { CONTROL_EVENT_TYPES, runEvent, type RunEventData, type RunEventType } from '../runs/events.js';
 import type { WorkflowDefinition } from '../workflows/definition.js';
 import { LeaseLost, type JournalEntry, type RunJournal } from './journal.js';
 import { evolveRun, foldRun, isTerminal, type RunState } from './state.js';
@@ -79,6 +79,17 @@ export class DriveWriter {
     const flushed = drive.flushing.then(() => this.flushNow(drive, work));
     drive.flushing = flushed.catch(() => undefined);
     return flushed;
+  }
+
+  /**
+   * A requested pause takes effect here, between steps or agent iterations, where nothing of the run
+   * is running: the run reports `paused` only now, and no step event of it can follow until `resumed`.
+   */
+  async pauseIfRequested(drive: Drive): Promise<void> {
+    const { pauseRequestedBy, status } = drive.state;
+    if (pauseRequestedBy === null || isTerminal(status) || status === 'paused' || drive.fenced) return;
+    this.push(drive, runEvent('paused', { by: pauseRequestedBy }));
+    await this.flush(drive);
   }
 
   /**

@@ -240,6 +240,7 @@ export class RunExecutor {
           await this.writer.catchUp(drive);
         }
         if (drive.fenced) break;
+        await this.writer.pauseIfRequested(drive);
         const { status, nextStep } = drive.state;
         if (isTerminal(status) || WAITING.includes(status)) break;
         if (nextStep === null) {

@@ -45,6 +45,11 @@ export interface RunState {
   output: JsonValue;
   statusCode: number | null;
   error: RunError | null;
+  /**
+   * Who asked for a pause that has not taken effect yet: a step of the run is still running, and
+   * the executor writes `paused` once its outcome is journaled (null: no pause pending).
+   */
+  pauseRequestedBy: string | null;
   /** Steer messages not yet taken by an agent iteration. */
   steers: string[];
   approval: PendingApproval | null;
@@ -69,6 +74,7 @@ export const initialRunState: RunState = {
   output: null,
   statusCode: null,
   error: null,
+  pauseRequestedBy: null,
   steers: [],
   approval: null,
   decided: null,
@@ -118,21 +124,24 @@ export function evolveRun(state: RunState, type: string, data: RunEventData, at:
       const waiting = state.status === 'waiting_human' || state.status === 'waiting_approval';
       return { ...next, status: waiting ? 'queued' : state.status, approval: null, decided: payload };
     }
+    case 'pause_requested':
+      return isTerminal(state.status) ? next : { ...next, pauseRequestedBy: String(payload.by) };
     case 'paused':
-      return isTerminal(state.status) ? next : { ...next, status: 'paused' };
+      return isTerminal(state.status) ? next : { ...next, status: 'paused', pauseRequestedBy: null };
     case 'resumed':
+      // A resume also withdraws a pause that has not taken effect yet.
+      if (state.status !== 'paused') return { ...next, pauseRequestedBy: null };
       // A run paused while it waited on an approval goes back to waiting on that same approval.
-      if (state.status !== 'paused') return next;
       if (state.approval) return { ...next, status: state.approval.kind === 'tool' ? 'waiting_approval' : 'waiting_human' };
       return { ...next, status: 'queued' };
     case 'steered':
       return { ...next, steers: [...state.steers, String(payload.message)] };
     case 'run_completed':
-      return { ...next, status: 'completed', output: payload.output ?? null, statusCode: Number(payload.status_code ?? 201), approval: null };
+      return { ...next, status: 'completed', output: payload.output ?? null, statusCode: Number(payload.status_code ?? 201), approval: null, pauseRequestedBy: null };
     case 'run_failed':
-      return { ...next, status: 'failed', error: payload.error as RunError, statusCode: Number(payload.status_code ?? 500), approval: null };
+      return { ...next, status: 'failed', error: payload.error as RunError, statusCode: Number(payload.status_code ?? 500), approval: null, pauseRequestedBy: null };
     case 'run_aborted':
-      return { ...next, status: 'aborted', approval: null };
+      return { ...next, status: 'aborted', approval: null, pauseRequestedBy: null };
     default:
       return next;
   }

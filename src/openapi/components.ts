@@ -59,6 +59,7 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         output: {},
         error: { type: ['object', 'null'] },
         current_step: { type: ['string', 'null'] },
+        pause_requested: { type: 'boolean', description: 'A pause was asked for while a step runs; the run becomes paused once that step is journaled.' },
         created_at: { type: 'string', format: 'date-time' },
         updated_at: { type: 'string', format: 'date-time' },
         status_url: str,

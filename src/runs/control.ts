@@ -2,12 +2,14 @@
 import { runCommand } from '../eventstore/command.js';
 import type { EventStore } from '../eventstore/store.js';
 import type { EventMetadata } from '../eventstore/types.js';
-import { foldRun, isTerminal, type RunState } from '../engine/state.js';
+import { foldRun, isTerminal, type RunState, type RunStatus } from '../engine/state.js';
 import { ConflictError, NotFoundError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
 import { runEvent, runStream, type RunEventType } from './events.js';
 
 export type ControlAction = 'pause' | 'resume' | 'abort' | 'steer';
+
+const WAITING_ON_PERSON: readonly RunStatus[] = ['waiting_human', 'waiting_approval'];
 
 /** Pure: the control event for the action, or a 409 when the run is not in a state that takes it. */
 export function decideControl(state: RunState, action: ControlAction, by: string, message?: string): { type: RunEventType; payload: JsonObject } | null {
@@ -15,9 +17,12 @@ export function decideControl(state: RunState, action: ControlAction, by: string
   if (isTerminal(state.status)) throw new ConflictError(`Run is ${state.status}: it takes no more control requests`);
   switch (action) {
     case 'pause':
-      return state.status === 'paused' ? null : { type: 'paused', payload: { by } };
+      if (state.status === 'paused' || state.pauseRequestedBy !== null) return null;
+      // Paused at once only when nothing of the run is running (it waits on a person); otherwise the
+      // executor pauses it once the step in flight has its outcome journaled.
+      return WAITING_ON_PERSON.includes(state.status) ? { type: 'paused', payload: { by } } : { type: 'pause_requested', payload: { by } };
     case 'resume':
-      if (state.status !== 'paused') throw new ConflictError(`Run is ${state.status}, not paused`);
+      if (state.status !== 'paused' && state.pauseRequestedBy === null) throw new ConflictError(`Run is ${state.status}, not paused`);
       return { type: 'resumed', payload: { by } };
     case 'abort':
       // The approval it waited on, if any, is cancelled with it (the approvals read model says so).

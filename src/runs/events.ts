@@ -14,6 +14,7 @@ export const RUN_EVENT_TYPES = [
   'agent_progress',
   'approval_requested',
   'approval_decided',
+  'pause_requested',
   'paused',
   'resumed',
   'steered',
@@ -23,8 +24,12 @@ export const RUN_EVENT_TYPES = [
 ] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 export const TERMINAL_EVENT_TYPES: readonly RunEventType[] = ['run_completed', 'run_failed', 'run_aborted'];
-/** Events other than these are written by the executor that holds the run. */
-export const CONTROL_EVENT_TYPES: readonly RunEventType[] = ['paused', 'resumed', 'steered', 'run_aborted', 'approval_decided'];
+/**
+ * Events other than these are written by the executor that holds the run. (`paused` is written by
+ * the executor once a requested pause takes effect, or by the pause route for a run waiting on a
+ * person; journals from before pause requests existed have it from the route alone.)
+ */
+export const CONTROL_EVENT_TYPES: readonly RunEventType[] = ['pause_requested', 'paused', 'resumed', 'steered', 'run_aborted', 'approval_decided'];
 
 /** `agent_id` is the step id (`run` for run-level events), `engine` the step kind (`Workflow`). */
 export interface RunEventData extends JsonObject {

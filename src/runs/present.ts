@@ -19,6 +19,7 @@ export interface RunRow {
   principal_id: string | null;
   tenant: string | null;
   approval: JsonObject | null;
+  pause_requested: boolean;
   last_seq: number;
   created_at: string;
   updated_at: string;
@@ -36,6 +37,7 @@ export function runDescriptor(row: RunRow): RunDescriptor {
     output: row.output ?? null,
     error: (row.error as RunDescriptor['error']) ?? null,
     current_step: row.current_step,
+    pause_requested: row.pause_requested,
     created_at: row.created_at,
     updated_at: row.updated_at,
     status_url: `/api/runs/${row.id}`,
@@ -67,6 +69,7 @@ export function descriptorOfState(state: RunState): RunDescriptor {
     principal_id: state.principal?.user_id ?? null,
     tenant: state.principal?.tenant ?? null,
     approval: state.approval,
+    pause_requested: state.pauseRequestedBy !== null,
     last_seq: state.version,
     created_at: state.createdAt,
     updated_at: state.updatedAt,

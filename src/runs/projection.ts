@@ -21,6 +21,8 @@ function stateOf(row: Row): RunState {
     statusCode: (row.status_code as number | null) ?? null,
     error: (row.error as RunState['error']) ?? null,
     approval: (row.approval as RunState['approval']) ?? null,
+    // The row keeps only whether a pause is pending; who asked is in the journal.
+    pauseRequestedBy: row.pause_requested === true ? '' : null,
     createdAt: String(row.created_at),
     updatedAt: String(row.updated_at),
   };
@@ -40,6 +42,7 @@ function rowOf(state: RunState): Row {
     principal_id: state.principal?.user_id ?? null,
     tenant: state.principal?.tenant ?? null,
     approval: state.approval,
+    pause_requested: state.pauseRequestedBy !== null,
     last_seq: state.version,
     created_at: state.createdAt,
     updated_at: state.updatedAt,
@@ -48,7 +51,7 @@ function rowOf(state: RunState): Row {
 
 export const runsProjection = defineProjection({
   name: 'svc_runs',
-  version: 1,
+  version: 2,
   table: 'svc_runs',
   key: ['id'],
   eventTypes: RUN_EVENT_TYPES,

@@ -47,7 +47,7 @@ describe('runs over HTTP', function () {
       expect(mine.body.map((r: { id: string }) => r.id)).to.deep.equal([ownerRuns.typed, ownerRuns.failed, ownerRuns.completed]);
       for (const run of mine.body) {
         expect(run).to.have.all.keys(
-          'id', 'workflow', 'schema_version', 'status', 'input', 'output', 'error', 'current_step', 'created_at', 'updated_at', 'status_url', 'events_url', 'approval',
+          'id', 'workflow', 'schema_version', 'status', 'input', 'output', 'error', 'current_step', 'pause_requested', 'created_at', 'updated_at', 'status_url', 'events_url', 'approval',
         );
       }
       const theirs = await client(service.url, peer.token).get('/api/runs');
@@ -229,11 +229,9 @@ describe('runs over HTTP', function () {
       const heldTypes = held.map((e) => `${e.type}:${e.agent_id}`);
       const pausedAt = heldTypes.indexOf('paused:run');
       expect(pausedAt, heldTypes.join(',')).to.be.greaterThan(0);
-      // A Functional step journals step_started with its outcome: the step in flight when the pause came
-      // may land after `paused`, but no step may begin after it.
-      const afterPause = heldTypes.slice(pausedAt + 1);
-      const inFlight = afterPause.length === 0 ? undefined : afterPause[0]!.split(':')[1];
-      if (inFlight) expect(afterPause, heldTypes.join(',')).to.deep.equal([`step_started:${inFlight}`, `step_completed:${inFlight}`]);
+      // The step in flight when the pause came is journaled before `paused`; nothing follows it.
+      expect(heldTypes.slice(pausedAt + 1), heldTypes.join(',')).to.deep.equal([]);
+      expect(heldTypes.slice(pausedAt - 1, pausedAt), heldTypes.join(',')).to.satisfy((before: string[]) => before[0]!.startsWith('step_completed:'));
       const pauseTime = Date.parse(held[pausedAt].ts);
       const began = held.filter((e) => e.type === 'step_completed').reduce((all, e) => ({ ...all, ...e.payload.changes.set.began }), {} as Record<string, number>);
       for (const [step, at] of Object.entries(began)) expect(at, `step ${step} began after the pause`).to.be.lessThan(pauseTime);
@@ -255,6 +253,42 @@ describe('runs over HTTP', function () {
       expect(all.indexOf('resumed:run')).to.be.greaterThan(all.indexOf('paused:run'));
       const firstAfterResume = all.slice(all.indexOf('resumed:run') + 1).find((t) => t.startsWith('step_started'));
       expect(firstAfterResume).to.equal(`step_started:s${completedBefore + 1}`);
+    });
+
+    it('a pause asked for while a step runs: the run stays unpaused with pause_requested until that step is journaled, then paused with nothing after it', async () => {
+      const runId = await runAs(admin, '/api/wf/slow?wait=false', { ms: 3000 });
+      const asked = await control(operator.token, runId, 'pause');
+      expect(asked.status, JSON.stringify(asked.body)).to.equal(200);
+      // s1 is running: it has no outcome yet, so the run cannot report paused.
+      expect(asked.body.status, JSON.stringify(asked.body)).to.not.equal('paused');
+      expect(asked.body.pause_requested).to.equal(true);
+      const meanwhile = (await client(service.url, admin).get(`/api/runs/${runId}`)).body;
+      expect(meanwhile.status).to.not.equal('paused');
+      expect(meanwhile.pause_requested).to.equal(true);
+      expect((await control(operator.token, runId, 'pause')).body.pause_requested, 'a second pause changes nothing').to.equal(true);
+
+      const paused = await waitForStatus(service.url, admin, runId, ['paused'], 20_000);
+      expect(paused.pause_requested).to.equal(false);
+      await sleep(500);
+      const types = await typesOf(runId);
+      expect(types, types.join(',')).to.deep.equal(['run_started:run', 'pause_requested:run', 'step_started:s1', 'step_completed:s1', 'paused:run']);
+
+      expect((await control(operator.token, runId, 'resume')).status).to.equal(200);
+      const done = await waitForStatus(service.url, admin, runId, ['completed', 'failed'], 30_000);
+      expect(done.status).to.equal('completed');
+      expect((await typesOf(runId)).filter((t) => t.startsWith('step_completed'))).to.have.length(5);
+    });
+
+    it('a resume withdraws a pause that has not taken effect yet; the run goes on without pausing', async () => {
+      const runId = await runAs(admin, '/api/wf/slow?wait=false', { ms: 1500 });
+      expect((await control(operator.token, runId, 'pause')).body.pause_requested).to.equal(true);
+      const resumed = await control(operator.token, runId, 'resume');
+      expect(resumed.status, JSON.stringify(resumed.body)).to.equal(200);
+      expect(resumed.body.pause_requested).to.equal(false);
+      expect((await waitForStatus(service.url, admin, runId, ['completed', 'failed', 'paused'], 30_000)).status).to.equal('completed');
+      const types = await typesOf(runId);
+      expect(types).to.include.members(['pause_requested:run', 'resumed:run']);
+      expect(types).to.not.include('paused:run');
     });
 
     it('a pause that commits between two steps stops the run before the next one starts', async () => {
@@ -284,7 +318,7 @@ describe('runs over HTTP', function () {
       expect(pausedAfterS1, 'the pause was sent').to.not.equal(undefined);
       await sleep(300);
       const types = (await journalOf(service.url, admin, runId)).map((e) => `${e.type}:${e.agent_id}`);
-      expect(types.slice(types.indexOf('step_completed:s1')), types.join(',')).to.deep.equal(['step_completed:s1', 'paused:run']);
+      expect(types.slice(types.indexOf('step_completed:s1')), types.join(',')).to.deep.equal(['step_completed:s1', 'pause_requested:run', 'paused:run']);
       expect((await control(operator.token, runId, 'resume')).status).to.equal(200);
       expect((await waitForStatus(service.url, admin, runId, ['completed', 'failed'])).status).to.equal('completed');
     });
