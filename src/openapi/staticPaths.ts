@@ -122,17 +122,18 @@ export function approvalPaths(): Record<string, PathItem> {
 
 export function artifactPaths(): Record<string, PathItem> {
   const tags = ['Artifacts'];
+  const description = "The project's files (shared by every tenant) and the uploads of the caller's tenant: another tenant's upload is 404 and never listed, and an upload adds a version to the caller's tenant's artifact only.";
   return {
     '/api/artifacts': {
-      get: operation({ operationId: 'listArtifacts', summary: 'Every artifact with its versions', tags, scope: 'artifacts:read', ok: { status: 200, description: 'Artifacts', schema: { type: 'array', items: anyObject } }, errors: [403] }),
+      get: operation({ operationId: 'listArtifacts', summary: 'Every artifact with its versions', tags, scope: 'artifacts:read', description, ok: { status: 200, description: 'Artifacts', schema: { type: 'array', items: anyObject } }, errors: [403] }),
       post: operation({
-        operationId: 'uploadArtifact', summary: 'Upload a new version (never an overwrite; 512 KB at most)', tags, scope: 'artifacts:write',
+        operationId: 'uploadArtifact', summary: 'Upload a new version (never an overwrite; 512 KB at most)', tags, scope: 'artifacts:write', description,
         body: object({ name: str, type: { type: 'string', enum: ['prompt', 'steering', 'skill', 'guardrail', 'hook', 'mcp'] }, content: { oneOf: [str, anyObject] }, description: str }, ['name', 'type', 'content']),
         ok: { status: 201, description: 'The new version', schema: ref('Artifact') }, errors: [400, 403, 409, 413],
       }),
     },
     '/api/artifacts/{name}': {
-      get: operation({ operationId: 'getArtifact', summary: 'Content and hash of a version (the latest by default)', tags, scope: 'artifacts:read', path: ['name'], query: [{ name: 'version', schema: str }], ok: { status: 200, description: 'The artifact', schema: ref('Artifact') }, errors: [403, 404] }),
+      get: operation({ operationId: 'getArtifact', summary: 'Content and hash of a version (the latest by default)', tags, scope: 'artifacts:read', description, path: ['name'], query: [{ name: 'version', schema: str }], ok: { status: 200, description: 'The artifact', schema: ref('Artifact') }, errors: [403, 404] }),
     },
   };
 }
