@@ -77,7 +77,11 @@ export function iamPaths(): Record<string, PathItem> {
 export function runPaths(): Record<string, PathItem> {
   const tags = ['Runs'];
   const control = (action: string, body?: OpenAPIV3_1.SchemaObject) =>
-    operation({ operationId: `${action}Run`, summary: `${action[0]!.toUpperCase()}${action.slice(1)} a run`, tags, scope: 'runs:control', path: ['id'], ...(body ? { body } : {}), ok: { status: 200, description: 'The run', schema: ref('Run') }, errors: [403, 404, 409] });
+    operation({
+      operationId: `${action}Run`, summary: `${action[0]!.toUpperCase()}${action.slice(1)} a run`, tags, scope: 'runs:control', path: ['id'],
+      description: 'Control needs read access too: a run the caller cannot read (another user\'s without `iam:admin`, another tenant\'s) is the 404 `GET /api/runs/{id}` answers, and nothing is done.',
+      ...(body ? { body } : {}), ok: { status: 200, description: 'The run', schema: ref('Run') }, errors: [403, 404, 409],
+    });
   return {
     '/api/runs': {
       get: operation({
@@ -117,7 +121,7 @@ export function approvalPaths(): Record<string, PathItem> {
       post: operation({ operationId: 'decideApproval', summary: 'Decide an approval (exactly one decision wins)', tags, scope, path: ['id'], body: ref('Decision'), ok: { status: 200, description: 'The decided approval', schema: ref('Approval') }, errors: [400, 403, 404, 409] }),
     },
     '/api/runs/{id}/human/{agent_id}': {
-      post: operation({ operationId: 'answerHuman', summary: "Decide a run's pending human step", tags, scope, path: ['id', 'agent_id'], body: ref('Decision'), ok: { status: 200, description: 'The decided approval', schema: ref('Approval') }, errors: [400, 403, 404, 409] }),
+      post: operation({ operationId: 'answerHuman', summary: "Decide a run's pending human step", tags, scope, description: 'Another tenant\'s run answers 404 like an unknown run.', path: ['id', 'agent_id'], body: ref('Decision'), ok: { status: 200, description: 'The decided approval', schema: ref('Approval') }, errors: [400, 403, 404, 409] }),
     },
   };
 }
