@@ -40,6 +40,7 @@ const toArtifact = (row: UploadRow): Artifact => ({
  * tenant's uploads go to `artifact-<tenant>/<name>` (a name holds no `/`, so the two never meet).
  */
 export const artifactStream = (name: string, tenant: string | null) => (tenant === null ? `artifact-${name}` : `artifact-${tenant}/${name}`);
+
 /**
  * An uploaded MCP server is reached over HTTP only: a stdio `command` would run a program on this
  * server for anyone holding artifacts:write, so it can only come from the project's artifacts/ folder.

@@ -73,8 +73,8 @@ export function iamAdminRouter(deps: { pool: Pool; commands: IamCommands; auth: 
 
   router.get('/auth/admin/users', async (req, res) => {
     const query = pageQuery.parse(req.query);
-    const page = { limit: integerParam(query.limit, 'limit', 100, 1, 1000), offset: integerParam(query.offset, 'offset', 0, 0, 1_000_000_000) };
-    res.json(await listUsers(pool, page.limit, page.offset, await fenceOf(req)));
+    const [limit, offset] = [integerParam(query.limit, 'limit', 100, 1, 1000), integerParam(query.offset, 'offset', 0, 0, 1_000_000_000)];
+    res.json(await listUsers(pool, limit, offset, await fenceOf(req)));
   });
 
   router.post('/auth/admin/users', async (req, res) => {
