@@ -171,7 +171,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
     await overrides.start();
     stops.push(() => overrides.stop());
     const artifacts = new ArtifactCatalog(pool, project.artifacts, store, clock);
-    checkWorkflows(project, overrides, await storedArtifacts(pool), logger);
+    checkWorkflows(project, overrides, await artifacts.uploadedVersions(), logger);
 
     const keys = await loadSigningKeys(settings.signingKeyHex);
     if (keys.isEphemeral) logger.warn('SVC_SIGNING_KEY is not set: using an ephemeral signing key; tokens die on restart');
@@ -272,9 +272,4 @@ function checkWorkflows(
   for (const finding of findings.filter((f) => f.severity === 'warning')) logger.warn({ code: finding.code }, formatFinding(finding));
   const errors = findings.filter((f) => f.severity === 'error');
   if (errors.length > 0) throw new ProjectError(errors.map(formatFinding));
-}
-
-async function storedArtifacts(pool: Pool): Promise<{ name: string; version: string; type: string }[]> {
-  const { rows } = await pool.query<{ name: string; version: string; type: string }>('SELECT name, version, type FROM svc_artifacts');
-  return rows;
 }

@@ -45,11 +45,11 @@ export async function findApproval(db: Queryable, id: string): Promise<ApprovalR
   return rows[0];
 }
 
-/** The latest approval a run's step asked for. */
-export async function findApprovalOfStep(db: Queryable, runId: string, stepId: string): Promise<ApprovalRow | undefined> {
+/** The latest approval a run of `tenant` asked for at a step (another tenant's run has none). */
+export async function findApprovalOfStep(db: Queryable, runId: string, stepId: string, tenant: string | null): Promise<ApprovalRow | undefined> {
   const { rows } = await db.query<ApprovalRow>(
-    `SELECT ${COLUMNS} FROM svc_approvals WHERE run_id = $1 AND step_id = $2 ORDER BY created_at DESC LIMIT 1`,
-    [runId, stepId],
+    `SELECT ${COLUMNS} FROM svc_approvals WHERE run_id = $1 AND step_id = $2 AND tenant IS NOT DISTINCT FROM $3 ORDER BY created_at DESC LIMIT 1`,
+    [runId, stepId, tenant],
   );
   return rows[0];
 }

@@ -67,7 +67,7 @@ export function approvalRouter(deps: { pool: Pool; approvals: ApprovalService; a
 
   router.post('/api/runs/:id/human/:agent_id', decider, async (req, res) => {
     const runId = uuidParam(req, 'id', 'Run');
-    const approval = await findApprovalOfStep(pool, runId, String(req.params.agent_id));
+    const approval = await findApprovalOfStep(pool, runId, String(req.params.agent_id), req.principal!.tenant ?? null);
     if (!approval) throw new NotFoundError(`Run ${runId} has no approval for ${req.params.agent_id}`);
     const body = decisionBody.parse(req.body ?? {});
     res.json(presentApproval(await approvals.decide(approval.approval_id, body, req.principal!, requestMetadata(req))));

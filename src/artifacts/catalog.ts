@@ -1,6 +1,8 @@
 // The artifacts a workflow can use: project files (in memory) and uploads (the database, so an upload
-// is visible to every worker at once). A project file owns its name: uploads for it are refused, and
-// uploads stored before the file appeared are hidden while it is there (listed only as a count).
+// is visible to every worker at once). Project files are deployment files, shared by every tenant; an
+// upload belongs to the uploader's tenant, which alone lists, reads, versions and resolves it. A project
+// file owns its name in every tenant: uploads for it are refused, and uploads stored before the file
+// appeared are hidden while it is there (listed only as a count).
 import type { Pool } from '../db/pool.js';
 import { runCommand } from '../eventstore/command.js';
 import type { EventStore } from '../eventstore/store.js';
@@ -20,16 +22,7 @@ import {
   type Artifact,
   type ArtifactType,
 } from './artifact.js';
-
-interface UploadRow {
-  name: string;
-  version: string;
-  type: ArtifactType;
-  content: JsonValue;
-  hash: string;
-  description: string | null;
-  created_at: string;
-}
+import { allUploadedVersions, tenantUploads, type UploadRow } from './queries.js';
 
 const toArtifact = (row: UploadRow): Artifact => ({
   name: row.name,
@@ -42,7 +35,11 @@ const toArtifact = (row: UploadRow): Artifact => ({
   createdAt: row.created_at,
 });
 
-export const artifactStream = (name: string) => `artifact-${name}`;
+/**
+ * Outside multi-tenant deployments `artifact-<name>`, as it always was (logs replay unchanged); a
+ * tenant's uploads go to `artifact-<tenant>/<name>` (a name holds no `/`, so the two never meet).
+ */
+export const artifactStream = (name: string, tenant: string | null) => (tenant === null ? `artifact-${name}` : `artifact-${tenant}/${name}`);
 
 /**
  * An uploaded MCP server is reached over HTTP only: a stdio `command` would run a program on this
@@ -77,9 +74,9 @@ export class ArtifactCatalog {
     return this.project.get(name);
   }
 
-  /** Every artifact with the versions a read can return; a project file's name lists the file alone. */
-  async list(): Promise<JsonObject[]> {
-    const { rows } = await this.pool.query<UploadRow>('SELECT name, version, type, content, hash, description, created_at FROM svc_artifacts');
+  /** Every artifact the tenant can use, with the versions a read can return; a project file's name lists the file alone. */
+  async list(tenant: string | null): Promise<JsonObject[]> {
+    const rows = await tenantUploads(this.pool, tenant);
     const names = [...new Set([...this.project.keys(), ...rows.map((r) => r.name)])].sort();
     return names.map((name) => {
       const file = this.project.get(name);
@@ -94,31 +91,36 @@ export class ArtifactCatalog {
     });
   }
 
-  /** A project file always wins its name; otherwise the upload of that version, or the latest. */
-  async get(name: string, version?: string): Promise<Artifact | undefined> {
+  /** A project file always wins its name; otherwise the tenant's upload of that version, or its latest. */
+  async get(tenant: string | null, name: string, version?: string): Promise<Artifact | undefined> {
     const file = this.project.get(name);
     if (file) return version === undefined || version === file.version ? file : undefined;
-    const { rows } = await this.pool.query<UploadRow>(
-      'SELECT name, version, type, content, hash, description, created_at FROM svc_artifacts WHERE name = $1',
-      [name],
-    );
-    const sorted = rows.sort((a, b) => compareArtifactVersions(a.version, b.version));
+    const sorted = (await tenantUploads(this.pool, tenant, name)).sort((a, b) => compareArtifactVersions(a.version, b.version));
     const row = version === undefined ? sorted.at(-1) : sorted.find((r) => r.version === version);
     return row ? toArtifact(row) : undefined;
   }
 
-  /** Resolves `artifact://name[@version]`; strings that are no reference answer undefined. */
-  async resolve(value: unknown, expectedType?: ArtifactType): Promise<Artifact | undefined> {
+  /** Resolves `artifact://name[@version]` for a run of `tenant`; strings that are no reference answer undefined. */
+  async resolve(tenant: string | null, value: unknown, expectedType?: ArtifactType): Promise<Artifact | undefined> {
     const ref = parseArtifactRef(value);
     if (!ref) return undefined;
-    const artifact = await this.get(ref.name, ref.version);
-    if (!artifact) throw new NotFoundError(`${String(value)} does not resolve to an artifact`);
+    const artifact = await this.get(tenant, ref.name, ref.version);
+    if (!artifact) throw new NotFoundError(`${String(value)} does not resolve to an artifact${tenant === null ? '' : ` of tenant ${tenant}`}`);
     if (expectedType && artifact.type !== expectedType) throw new BadRequestError(`${String(value)} is a ${artifact.type}, not a ${expectedType}`);
     return artifact;
   }
 
-  /** Uploads a new version (the next integer); never overwrites. */
-  async upload(input: { name: string; type: ArtifactType; content: JsonValue; description?: string }, metadata?: EventMetadata): Promise<Artifact> {
+  /** Every uploaded version of every tenant (boot validation of artifact references). */
+  uploadedVersions(): ReturnType<typeof allUploadedVersions> {
+    return allUploadedVersions(this.pool);
+  }
+
+  /** Uploads a new version of the tenant's artifact (its next integer); never overwrites. */
+  async upload(
+    tenant: string | null,
+    input: { name: string; type: ArtifactType; content: JsonValue; description?: string },
+    metadata?: EventMetadata,
+  ): Promise<Artifact> {
     if (!this.store || !this.clock) throw new Error('this catalog is read-only');
     const { name, type, content } = input;
     if (!ARTIFACT_NAME.test(name)) throw new BadRequestError('name must be letters, digits, _ . - (at most 128, starting with a letter or digit)');
@@ -136,7 +138,7 @@ export class ArtifactCatalog {
     // An upload the project file would hide could never be read back, so it is not stored at all.
     const file = this.project.get(name);
     if (file) throw new ConflictError(`artifact ${name} is the project file ${file.file ?? 'in artifacts/'}: change it there, or upload under another name`);
-    const stream = artifactStream(name);
+    const stream = artifactStream(name, tenant);
     const at = this.clock.now().toISOString();
     const { result } = await runCommand(this.store, {
       streams: [stream],
@@ -145,7 +147,8 @@ export class ArtifactCatalog {
         const previousType = (earlier.at(-1)?.data as JsonObject | undefined)?.type;
         if (previousType !== undefined && previousType !== type) throw new ConflictError(`artifact ${name} is a ${String(previousType)}`);
         const version = String(earlier.length + 1);
-        const data = { name, version, type, content, hash: contentHash(content), description: input.description ?? null, at };
+        // Without a tenant the event is exactly what it always was.
+        const data = { name, version, type, content, hash: contentHash(content), description: input.description ?? null, at, ...(tenant === null ? {} : { tenant }) };
         return { events: { [stream]: [{ type: 'ArtifactUploaded', data }] }, result: data };
       },
       ...(metadata ? { metadata } : {}),

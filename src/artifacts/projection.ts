@@ -1,15 +1,21 @@
-// svc_artifacts: one row per uploaded version (never overwritten).
+// svc_artifacts: one row per uploaded version (never overwritten), keyed by tenant, name and version.
 import type { RecordedEvent } from '../eventstore/types.js';
 import type { JsonObject } from '../kernel/json.js';
 import { defineProjection } from '../projections/types.js';
+import { tenantKey } from './queries.js';
 
 export const artifactsProjection = defineProjection({
   name: 'svc_artifacts',
-  version: 1,
+  // 2: the tenant column (db/0008).
+  version: 2,
   table: 'svc_artifacts',
-  key: ['name', 'version'],
+  key: ['tenant', 'name', 'version'],
   eventTypes: ['ArtifactUploaded'],
-  keysOf: (event: RecordedEvent) => [{ name: String((event.data as JsonObject).name), version: String((event.data as JsonObject).version) }],
+  keysOf: (event: RecordedEvent) => {
+    const data = event.data as JsonObject;
+    // Uploads of single-tenant deployments carry no tenant.
+    return [{ tenant: tenantKey((data.tenant as string | undefined) ?? null), name: String(data.name), version: String(data.version) }];
+  },
   evolve: (_row, key, event) => {
     const data = event.data as JsonObject;
     return {

@@ -1,5 +1,6 @@
-// /api/artifacts: list (artifacts:read), read with content and hash (artifacts:read), upload (artifacts:write).
-import { Router } from 'express';
+// /api/artifacts: list (artifacts:read), read with content and hash (artifacts:read), upload (artifacts:write);
+// each sees the project files and the uploads of the caller's tenant only.
+import { Router, type Request } from 'express';
 import type { Authenticator } from '../auth/middleware.js';
 import { requestMetadata } from '../http/context.js';
 import { NotFoundError } from '../kernel/errors.js';
@@ -38,20 +39,22 @@ export function artifactRouter(deps: { catalog: ArtifactCatalog; authenticator: 
   const { catalog, authenticator } = deps;
   const router = Router();
 
-  router.get('/api/artifacts', authenticator.require({ scope: 'artifacts:read' }), async (_req, res) => {
-    res.json(await catalog.list());
+  const tenantOf = (req: Request) => req.principal!.tenant ?? null;
+
+  router.get('/api/artifacts', authenticator.require({ scope: 'artifacts:read' }), async (req, res) => {
+    res.json(await catalog.list(tenantOf(req)));
   });
 
   router.get('/api/artifacts/:name', authenticator.require({ scope: 'artifacts:read' }), async (req, res) => {
     const { version } = readQuery.parse(req.query);
-    const artifact = await catalog.get(String(req.params.name), version);
+    const artifact = await catalog.get(tenantOf(req), String(req.params.name), version);
     if (!artifact) throw new NotFoundError(`Artifact ${req.params.name}${version ? ` version ${version}` : ''} not found`);
     res.json(presentArtifact(artifact));
   });
 
   router.post('/api/artifacts', authenticator.require({ scope: 'artifacts:write' }), async (req, res) => {
     const body = uploadBody.parse(req.body ?? {});
-    const artifact = await catalog.upload(body, requestMetadata(req));
+    const artifact = await catalog.upload(tenantOf(req), body, requestMetadata(req));
     res.status(201).json(presentArtifact(artifact));
   });
 

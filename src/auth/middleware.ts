@@ -3,8 +3,8 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import type { Settings } from '../config/settings.js';
 import { PermissionDeniedError, UnauthenticatedError } from '../kernel/errors.js';
-import { NAME_PATTERN } from '../iam/rules.js';
-import { isAllowed, type AccessRule, type Principal } from './principal.js';
+import { NAME_PATTERN, SUPERADMIN_ROLE } from '../iam/rules.js';
+import { ADMIN_SCOPE, isAllowed, type AccessRule, type Principal } from './principal.js';
 import type { SessionView } from './sessionView.js';
 import type { TokenClaims, TokenService } from './tokens.js';
 
@@ -19,6 +19,20 @@ export interface Authenticator {
   principalOf(req: Request): Promise<Principal>;
   /** The same pipeline for a raw token (gRPC-Web calls); `remoteAddress` gates the dev key. */
   principalOfToken(token: string | undefined, remoteAddress: string | undefined): Promise<Principal>;
+  /** Whether the principal administers the whole deployment (see isDeploymentAdmin). */
+  isDeploymentAdmin(principal: Principal): boolean;
+  /** Authentication plus a deployment admin; `why` says, in the 403 a tenant admin gets, why it is deployment-wide. */
+  requireDeploymentAdmin(why: string): RequestHandler;
+}
+
+/**
+ * Single-tenant deployments: every `iam:admin`. Multi-tenant (SVC_TENANT_IDS): `iam:admin` with the
+ * `superadmin` group (the role bootstrap creates), or the dev key; `iam:admin` alone makes a tenant
+ * admin, who administers its own tenant's users only.
+ */
+export function isDeploymentAdmin(principal: Principal, isMultiTenant: boolean): boolean {
+  if (!principal.scopes.includes(ADMIN_SCOPE)) return false;
+  return !isMultiTenant || principal.isDev || principal.groups.includes(SUPERADMIN_ROLE);
 }
 
 export function createAuthenticator(deps: { tokens: TokenService; sessions: SessionView; settings: Settings }): Authenticator {
@@ -62,6 +76,7 @@ export function createAuthenticator(deps: { tokens: TokenService; sessions: Sess
     next();
   };
 
+  const isDeploymentAdminHere = (principal: Principal) => isDeploymentAdmin(principal, tenantIds !== undefined);
   return {
     authenticate,
     principalOf,
@@ -72,6 +87,17 @@ export function createAuthenticator(deps: { tokens: TokenService; sessions: Sess
         if (!isAllowed(principal, rule)) throw new PermissionDeniedError(describeMissing(rule));
         next();
       },
+    isDeploymentAdmin: isDeploymentAdminHere,
+    requireDeploymentAdmin: (why) => async (req, _res, next) => {
+      const principal = await principalOf(req);
+      if (!principal.scopes.includes(ADMIN_SCOPE)) throw new PermissionDeniedError(describeMissing({ scope: ADMIN_SCOPE }));
+      if (!isDeploymentAdminHere(principal)) {
+        throw new PermissionDeniedError(
+          `Permission denied: ${why}; this is for deployment admins (${ADMIN_SCOPE} and the ${SUPERADMIN_ROLE} group), not for the admin of tenant ${principal.tenant ?? '(none)'}`,
+        );
+      }
+      next();
+    },
   };
 }
 

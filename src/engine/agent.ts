@@ -5,7 +5,7 @@ import type { AgentModelDefinition } from '../agents/agentModel.js';
 import { checkGuardrails, type Guardrail } from '../agents/guardrails.js';
 import { createLlmClient, type ChatAnswer, type ChatMessage, type LlmClient, type ToolCall, type ToolSpec } from '../agents/llm.js';
 import type { ArtifactCatalog } from '../artifacts/catalog.js';
-import { parseArtifactRef } from '../artifacts/artifact.js';
+import { parseArtifactRef, type Artifact, type ArtifactType } from '../artifacts/artifact.js';
 import type { NewEvent } from '../eventstore/types.js';
 import { newId } from '../kernel/ids.js';
 import type { JsonObject, JsonValue } from '../kernel/json.js';
@@ -49,6 +49,11 @@ export interface AgentHost {
 
 export type AgentResult = { outcome: StepOutcome } | { stopped: true };
 
+/** The artifacts one run may use (the catalog, bound to the run's tenant). */
+interface ArtifactSource {
+  resolve(ref: unknown, expectedType?: ArtifactType): Promise<Artifact | undefined>;
+}
+
 interface ToolConfig {
   ref: string;
   approval?: boolean;
@@ -82,6 +87,9 @@ export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentR
   });
   const model = deps.models.get(String(config.model ?? ''));
   if (!model) return fail(`AgentModel ${String(config.model)} is not loaded`);
+  // References resolve against the project files and the uploads of the run's tenant only.
+  const tenant = host.principal?.tenant ?? null;
+  const artifacts: ArtifactSource = { resolve: (ref, type) => deps.artifacts.resolve(tenant, ref, type) };
   const clients = (deps.clients ??= new Map());
   let client = clients.get(model.name);
   if (!client) clients.set(model.name, (client = createLlmClient(model)));
@@ -90,11 +98,11 @@ export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentR
   let conversation: ChatMessage[];
   try {
     guards = {
-      input: await loadGuardrails(deps.artifacts, asList(config.guardrails?.input)),
-      output: await loadGuardrails(deps.artifacts, asList(config.guardrails?.output)),
-      tools: await loadGuardrails(deps.artifacts, asList(config.guardrails?.tools)),
+      input: await loadGuardrails(artifacts, asList(config.guardrails?.input)),
+      output: await loadGuardrails(artifacts, asList(config.guardrails?.output)),
+      tools: await loadGuardrails(artifacts, asList(config.guardrails?.tools)),
     };
-    conversation = await openingMessages(config, host.context, deps.artifacts);
+    conversation = await openingMessages(config, host.context, artifacts);
   } catch (error) {
     return fail((error as Error).message);
   }
@@ -306,7 +314,7 @@ function toolMessage(callId: string, payload: JsonObject): ChatMessage {
 }
 
 /** System (with steering artifacts appended) and user prompt, templates rendered, artifact refs resolved. */
-async function openingMessages(config: AgentConfig, context: JsonObject, artifacts: ArtifactCatalog): Promise<ChatMessage[]> {
+async function openingMessages(config: AgentConfig, context: JsonObject, artifacts: ArtifactSource): Promise<ChatMessage[]> {
   const text = async (value: string | undefined): Promise<string> => {
     if (value === undefined) return '';
     const artifact = parseArtifactRef(value) ? await artifacts.resolve(value) : undefined;
@@ -319,7 +327,7 @@ async function openingMessages(config: AgentConfig, context: JsonObject, artifac
   return [...(system ? [{ role: 'system' as const, content: system }] : []), { role: 'user', content: await text(config.prompt) }];
 }
 
-async function loadGuardrails(artifacts: ArtifactCatalog, refs: string[]): Promise<Guardrail[]> {
+async function loadGuardrails(artifacts: ArtifactSource, refs: string[]): Promise<Guardrail[]> {
   const loaded: Guardrail[] = [];
   for (const ref of refs) {
     const artifact = await artifacts.resolve(ref, 'guardrail');

@@ -1,8 +1,7 @@
-// /auth/oauth/{provider}/start|callback, and /auth/admin/federation (iam:admin) with secrets redacted.
+// /auth/oauth/{provider}/start|callback, and /auth/admin/federation (deployment admins) with secrets redacted.
 import { Router } from 'express';
 import { parse as parseCookies } from 'cookie';
 import type { Authenticator } from '../auth/middleware.js';
-import { ADMIN_SCOPE } from '../auth/principal.js';
 import { tokenResponse } from '../auth/service.js';
 import type { Settings } from '../config/settings.js';
 import { runCommand } from '../eventstore/command.js';
@@ -56,7 +55,7 @@ export function federationRouter(deps: {
     res.json(tokenResponse(minted));
   });
 
-  const admin = authenticator.require({ scope: ADMIN_SCOPE });
+  const admin = authenticator.requireDeploymentAdmin('federation providers sign users in to every tenant');
   router.get('/auth/admin/federation', admin, (_req, res) => {
     res.json(providers.list().map(redacted));
   });

@@ -5,6 +5,17 @@ import { assignRole, bootstrap, changeRoleScopes, createRole, deleteRole, revoke
 import { createUser, deleteUser, linkFederation, recordSignIn, updateUser } from './decideUsers.js';
 import { sessionsEnded, type Decision, type UniqueOwners } from './rules.js';
 
+/**
+ * What a tenant admin's command may reach (absent for a deployment admin's): the users of its own
+ * tenant that do not hold the superadmin role, and roles other than superadmin. Checked on the
+ * streams the command appends to, so a grant of superadmin racing the command is seen on its retry.
+ */
+export interface TenantFence {
+  tenant: string | null;
+  /** The superadmin role's id, when that role exists. */
+  superadminRoleId: string | null;
+}
+
 export type CreateUser = {
   type: 'CreateUser';
   userId: string;
@@ -14,6 +25,7 @@ export type CreateUser = {
   tenant: string | null;
   federatedProvider?: string | null;
   federatedSub?: string | null;
+  fence?: TenantFence;
   at: string;
 };
 export type UpdateUser = {
@@ -23,11 +35,12 @@ export type UpdateUser = {
   phoneNumber?: string | null;
   passwordHash?: string;
   isActive?: boolean;
+  fence?: TenantFence;
   at: string;
 };
-export type DeleteUser = { type: 'DeleteUser'; userId: string; at: string };
-export type AssignRole = { type: 'AssignRole'; userId: string; roleId: string; at: string };
-export type RevokeRole = { type: 'RevokeRole'; userId: string; roleId: string; at: string };
+export type DeleteUser = { type: 'DeleteUser'; userId: string; fence?: TenantFence; at: string };
+export type AssignRole = { type: 'AssignRole'; userId: string; roleId: string; fence?: TenantFence; at: string };
+export type RevokeRole = { type: 'RevokeRole'; userId: string; roleId: string; fence?: TenantFence; at: string };
 export type EndSessions = { type: 'EndSessions'; userId: string; reason: string; at: string };
 export type LinkFederation = { type: 'LinkFederation'; userId: string; provider: string; subject: string; at: string };
 export type RecordSignIn = { type: 'RecordSignIn'; userId: string; method: string; provider: string | null; at: string };

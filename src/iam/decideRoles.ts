@@ -5,10 +5,11 @@ import type { AssignRole, Bootstrap, ChangeRoleScopes, CreateRole, DeleteRole, I
 import { createUser } from './decideUsers.js';
 import {
   ADMIN_SCOPE,
+  administrableUser,
   checkName,
+  checkRoleWithinFence,
   claim,
   existingRole,
-  existingUser,
   push,
   release,
   sessionsEnded,
@@ -65,14 +66,16 @@ export function deleteRole(command: DeleteRole, state: IamState): Decision {
 }
 
 export function assignRole(command: AssignRole, state: IamState): Decision {
-  const user = existingUser(state.user, command.userId);
+  const user = administrableUser(state.user, command.userId, command.fence);
   const role = existingRole(state.role, command.roleId);
+  checkRoleWithinFence(command.fence, role, role.roleId);
   if (user.roleIds.includes(role.roleId)) return {};
   return holderAdded(user.userId, role.roleId, command.at);
 }
 
 export function revokeRole(command: RevokeRole, state: IamState): Decision {
-  const user = existingUser(state.user, command.userId);
+  const user = administrableUser(state.user, command.userId, command.fence);
+  checkRoleWithinFence(command.fence, state.role, command.roleId);
   if (!user.roleIds.includes(command.roleId)) throw new NotFoundError(`User ${command.userId} does not hold role ${command.roleId}`);
   const decision: Decision = {
     [userStream(user.userId)]: [

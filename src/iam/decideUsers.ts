@@ -3,10 +3,13 @@ import { AlreadyExistsError, PermissionDeniedError } from '../kernel/errors.js';
 import type { NewEvent } from '../eventstore/types.js';
 import { federatedIdentity, roleStream, userStream } from './events.js';
 import type { CreateUser, DeleteUser, IamState, LinkFederation, RecordSignIn, UpdateUser } from './decide.js';
-import { checkEmail, checkPhoneNumber, claim, existingUser, push, release, sessionsEnded, type Decision } from './rules.js';
+import { administrableUser, checkEmail, checkPhoneNumber, claim, existingUser, push, release, sessionsEnded, type Decision } from './rules.js';
 
 export function createUser(command: CreateUser, state: IamState): Decision {
   if (state.user?.exists) throw new AlreadyExistsError(`User ${command.userId} already exists`);
+  if (command.fence && command.tenant !== command.fence.tenant) {
+    throw new PermissionDeniedError(`Permission denied: the admin of tenant ${String(command.fence.tenant)} creates users in tenant ${String(command.fence.tenant)} only`);
+  }
   checkEmail(command.email);
   if (command.phoneNumber !== null) checkPhoneNumber(command.phoneNumber);
   const owners = state.owners ?? {};
@@ -34,7 +37,7 @@ export function createUser(command: CreateUser, state: IamState): Decision {
 }
 
 export function updateUser(command: UpdateUser, state: IamState): Decision {
-  const user = existingUser(state.user, command.userId);
+  const user = administrableUser(state.user, command.userId, command.fence);
   const owners = state.owners ?? {};
   const decision: Decision = {};
   const events: NewEvent[] = [];
@@ -72,7 +75,7 @@ export function updateUser(command: UpdateUser, state: IamState): Decision {
 }
 
 export function deleteUser(command: DeleteUser, state: IamState): Decision {
-  const user = existingUser(state.user, command.userId);
+  const user = administrableUser(state.user, command.userId, command.fence);
   const decision: Decision = {};
   release(decision, 'email', user.email, user.userId, command.at);
   if (user.phoneNumber !== null) release(decision, 'phone', user.phoneNumber, user.userId, command.at);

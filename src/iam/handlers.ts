@@ -4,7 +4,7 @@ import type { EventStore } from '../eventstore/store.js';
 import type { EventMetadata, RecordedEvent } from '../eventstore/types.js';
 import type { Clock } from '../kernel/clock.js';
 import { newId } from '../kernel/ids.js';
-import { decide, type IamCommand, type IamState } from './decide.js';
+import { decide, type IamCommand, type IamState, type TenantFence } from './decide.js';
 import {
   BOOTSTRAP_STREAM,
   federatedIdentity,
@@ -47,7 +47,8 @@ export class IamCommands {
     private readonly clock: Clock,
   ) {}
 
-  async createUser(input: NewUserInput, metadata?: EventMetadata): Promise<string> {
+  /** `fence`: the command is a tenant admin's (see TenantFence); absent for a deployment admin or the system. */
+  async createUser(input: NewUserInput, metadata?: EventMetadata, fence?: TenantFence): Promise<string> {
     const userId = newId();
     const phoneNumber = input.phoneNumber ?? null;
     await this.run(
@@ -60,6 +61,7 @@ export class IamCommands {
         tenant: input.tenant ?? null,
         federatedProvider: input.federatedProvider ?? null,
         federatedSub: input.federatedSub ?? null,
+        ...(fence ? { fence } : {}),
         at: this.now(),
       },
       async () => ({
@@ -75,9 +77,9 @@ export class IamCommands {
     return userId;
   }
 
-  async updateUser(userId: string, changes: UserChanges, metadata?: EventMetadata): Promise<void> {
+  async updateUser(userId: string, changes: UserChanges, metadata?: EventMetadata, fence?: TenantFence): Promise<void> {
     await this.run(
-      { type: 'UpdateUser', userId, ...changes, at: this.now() },
+      { type: 'UpdateUser', userId, ...changes, ...(fence ? { fence } : {}), at: this.now() },
       async () => {
         // The current email/phone claim streams are released, so they are read too (found from the user's stream).
         const current = await this.user(userId);
@@ -93,9 +95,9 @@ export class IamCommands {
     );
   }
 
-  async deleteUser(userId: string, metadata?: EventMetadata): Promise<void> {
+  async deleteUser(userId: string, metadata?: EventMetadata, fence?: TenantFence): Promise<void> {
     await this.run(
-      { type: 'DeleteUser', userId, at: this.now() },
+      { type: 'DeleteUser', userId, ...(fence ? { fence } : {}), at: this.now() },
       async () => {
         const current = await this.user(userId);
         const claims = current.exists
@@ -111,12 +113,14 @@ export class IamCommands {
     );
   }
 
-  async assignRole(userId: string, roleId: string, metadata?: EventMetadata): Promise<void> {
-    await this.run({ type: 'AssignRole', userId, roleId, at: this.now() }, async () => ({ user: userStream(userId), role: roleStream(roleId) }), metadata);
+  async assignRole(userId: string, roleId: string, metadata?: EventMetadata, fence?: TenantFence): Promise<void> {
+    const command = { type: 'AssignRole' as const, userId, roleId, ...(fence ? { fence } : {}), at: this.now() };
+    await this.run(command, async () => ({ user: userStream(userId), role: roleStream(roleId) }), metadata);
   }
 
-  async revokeRole(userId: string, roleId: string, metadata?: EventMetadata): Promise<void> {
-    await this.run({ type: 'RevokeRole', userId, roleId, at: this.now() }, async () => ({ user: userStream(userId), role: roleStream(roleId) }), metadata);
+  async revokeRole(userId: string, roleId: string, metadata?: EventMetadata, fence?: TenantFence): Promise<void> {
+    const command = { type: 'RevokeRole' as const, userId, roleId, ...(fence ? { fence } : {}), at: this.now() };
+    await this.run(command, async () => ({ user: userStream(userId), role: roleStream(roleId) }), metadata);
   }
 
   async createRole(input: { name: string; description: string; scopes?: string[] }, metadata?: EventMetadata): Promise<string> {

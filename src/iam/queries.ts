@@ -1,5 +1,6 @@
 // IAM reads from the projections; every function receives its client.
 import type { Queryable } from '../db/pool.js';
+import type { TenantFence } from './decide.js';
 
 export interface UserRecord {
   id: string;
@@ -42,8 +43,14 @@ const USER_SELECT = `
                    FROM iam_user_roles ur JOIN iam_roles r ON r.id = ur.role_id WHERE ur.user_id = u.id), '[]') AS roles
   FROM iam_users u`;
 
-export async function listUsers(db: Queryable, limit: number, offset: number): Promise<UserRecord[]> {
-  const { rows } = await db.query<UserRecord>(`${USER_SELECT} ORDER BY u.created_at, u.id LIMIT $1 OFFSET $2`, [limit, offset]);
+/** A page of users; with a tenant admin's fence, only the users of its tenant that do not hold the superadmin role. */
+export async function listUsers(db: Queryable, limit: number, offset: number, fence?: TenantFence): Promise<UserRecord[]> {
+  const { rows } = await db.query<UserRecord>(
+    `${USER_SELECT}
+     WHERE NOT $3::boolean OR (u.tenant IS NOT DISTINCT FROM $4 AND NOT EXISTS (SELECT 1 FROM iam_user_roles ur WHERE ur.user_id = u.id AND ur.role_id = $5))
+     ORDER BY u.created_at, u.id LIMIT $1 OFFSET $2`,
+    [limit, offset, fence !== undefined, fence?.tenant ?? null, fence?.superadminRoleId ?? null],
+  );
   return rows;
 }
 

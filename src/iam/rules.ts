@@ -1,7 +1,8 @@
 // IAM rules every decision shares: value checks, unique-value claims, the existence guards.
-import { AlreadyExistsError, BadRequestError, NotFoundError } from '../kernel/errors.js';
+import { AlreadyExistsError, BadRequestError, NotFoundError, PermissionDeniedError } from '../kernel/errors.js';
 import type { NewEvent } from '../eventstore/types.js';
 import { uniqueStream, type UniqueKind } from './events.js';
+import type { TenantFence } from './decide.js';
 import type { RoleState, UserState } from './evolve.js';
 
 /** Events to append, keyed by stream id. */
@@ -34,6 +35,27 @@ export function checkName(kind: string, name: string): void {
 export function existingUser(user: UserState | undefined, userId: string): UserState {
   if (!user?.exists || user.isDeleted) throw new NotFoundError(`User ${userId} not found`);
   return user;
+}
+
+/** Whether a tenant admin's fence reaches a user of `tenant` holding `roleIds` (no fence reaches everyone). */
+export function isWithinFence(fence: TenantFence | undefined, tenant: string | null, roleIds: readonly string[]): boolean {
+  if (!fence) return true;
+  return tenant === fence.tenant && !(fence.superadminRoleId !== null && roleIds.includes(fence.superadminRoleId));
+}
+
+/** An existing user the fence reaches; one it does not is unknown to it (404), like a user that does not exist. */
+export function administrableUser(user: UserState | undefined, userId: string, fence: TenantFence | undefined): UserState {
+  const existing = existingUser(user, userId);
+  if (!isWithinFence(fence, existing.tenant, existing.roleIds)) throw new NotFoundError(`User ${userId} not found`);
+  return existing;
+}
+
+/** Granting or taking back superadmin makes or unmakes a deployment admin: no tenant admin may. */
+export function checkRoleWithinFence(fence: TenantFence | undefined, role: RoleState | undefined, roleId: string): void {
+  if (!fence) return;
+  if (role?.name === SUPERADMIN_ROLE || roleId === fence.superadminRoleId) {
+    throw new PermissionDeniedError(`Permission denied: only a deployment admin (iam:admin and the ${SUPERADMIN_ROLE} group) assigns or removes the ${SUPERADMIN_ROLE} role`);
+  }
 }
 
 export function existingRole(role: RoleState | undefined, roleId: string): RoleState {

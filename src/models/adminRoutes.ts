@@ -1,4 +1,4 @@
-// /admin/models (list, toggle, fork) and /admin/scopes: scope iam:admin.
+// /admin/models (list, toggle, fork) and /admin/scopes: deployment admins (iam:admin; with tenants, and the superadmin group).
 import path from 'node:path';
 import { Router } from 'express';
 import type { Authenticator } from '../auth/middleware.js';
@@ -42,7 +42,7 @@ export function modelVersionRecord(registry: ModelRegistry, model: ModelDefiniti
 export function modelAdminRouter(deps: ModelAdminDeps): Router {
   const { registry, versions, authenticator } = deps;
   const router = Router();
-  router.use('/admin', authenticator.require({ scope: ADMIN_SCOPE }));
+  router.use('/admin', authenticator.requireDeploymentAdmin('model versions and scopes serve every tenant'));
 
   const versionOr404 = (name: string, version: string) => {
     const model = registry.find(name, version);

@@ -37,6 +37,8 @@ export interface OperationSpec {
   tags: string[];
   /** A scope the caller needs (documented; enforcement is the route's). */
   scope?: string;
+  /** With SVC_TENANT_IDS only a deployment admin may call it (docs/auth.md, "Who administers which tenant"). */
+  deploymentAdmin?: boolean;
   isPublic?: boolean;
   body?: Schema | OpenAPIV3_1.ReferenceObject;
   bodyType?: string;
@@ -48,6 +50,8 @@ export interface OperationSpec {
   operationId: string;
   description?: string;
 }
+
+const DEPLOYMENT_ADMIN_ONLY = 'With `SVC_TENANT_IDS`: deployment admins only (`iam:admin` and the `superadmin` group); a tenant admin gets 403.';
 
 export function operation(spec: OperationSpec): Operation {
   const responses: OpenAPIV3_1.ResponsesObject = {
@@ -72,7 +76,7 @@ export function operation(spec: OperationSpec): Operation {
   return {
     operationId: spec.operationId,
     summary: spec.summary,
-    ...(spec.description || spec.scope ? { description: [spec.description, spec.scope ? `Requires scope \`${spec.scope}\` (or \`iam:admin\`).` : undefined].filter(Boolean).join('\n\n') } : {}),
+    ...(spec.description || spec.scope ? { description: [spec.description, spec.scope ? `Requires scope \`${spec.scope}\` (or \`iam:admin\`).` : undefined, spec.deploymentAdmin ? DEPLOYMENT_ADMIN_ONLY : undefined].filter(Boolean).join('\n\n') } : {}),
     tags: spec.tags,
     ...(spec.isPublic ? { security: [] } : {}),
     ...(parameters.length ? { parameters } : {}),

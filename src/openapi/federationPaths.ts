@@ -46,19 +46,19 @@ export function federationAdminPaths(): Record<string, PathItem> {
   );
   return {
     '/auth/admin/federation': {
-      get: operation({ operationId: 'listFederationProviders', summary: 'Every federation provider in effect (client secrets redacted)', tags, scope, ok: { status: 200, description: 'Providers by name', schema: { type: 'array', items: provider } }, errors: [403] }),
+      get: operation({ operationId: 'listFederationProviders', deploymentAdmin: true, summary: 'Every federation provider in effect (client secrets redacted)', tags, scope, ok: { status: 200, description: 'Providers by name', schema: { type: 'array', items: provider } }, errors: [403] }),
     },
     '/auth/admin/federation/{name}': {
-      get: operation({ operationId: 'getFederationProvider', summary: 'One federation provider (client secret redacted)', tags, scope, path, ok: { status: 200, description: 'The provider', schema: provider }, errors: [403, 404] }),
+      get: operation({ operationId: 'getFederationProvider', deploymentAdmin: true, summary: 'One federation provider (client secret redacted)', tags, scope, path, ok: { status: 200, description: 'The provider', schema: provider }, errors: [403, 404] }),
       put: operation({
-        operationId: 'saveFederationProvider', summary: 'Create or replace a provider (wins over a project file of the same name)', tags, scope, path,
+        operationId: 'saveFederationProvider', deploymentAdmin: true, summary: 'Create or replace a provider (wins over a project file of the same name)', tags, scope, path,
         description: 'The name is lower-case letters, digits, `-` and `_`. 400 when it is not, when metadata.name differs from it, or when the provider cannot work (a custom provider without auth_url and token_url, an issuer without jwks_url, a `${VAR}` outside `SVC_OAUTH_*`).',
         body: ref('FederationProviderDocument'),
         ok: { status: 200, description: 'The saved provider, or `skipped` when a `${SVC_OAUTH_*}` variable it names is unset', schema: { oneOf: [provider, skipped] } },
         errors: [400, 403, 409],
       }),
       delete: operation({
-        operationId: 'deleteFederationProvider', summary: 'Delete a provider saved through this API (a project file\'s provider is 409)', tags, scope, path,
+        operationId: 'deleteFederationProvider', deploymentAdmin: true, summary: 'Delete a provider saved through this API (a project file\'s provider is 409)', tags, scope, path,
         ok: { status: 204, description: 'Deleted' }, errors: [403, 404, 409],
       }),
     },

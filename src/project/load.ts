@@ -85,7 +85,9 @@ export async function loadProject(projectDir: string, settings: ProjectSettings)
 
 /**
  * V-code findings for the project's workflows, with the models, runners, AgentModels and artifacts it
- * has; `uploads` adds artifacts stored in the database (name -> version -> type).
+ * has; `uploads` adds artifacts stored in the database, of every tenant. A reference counts when a
+ * project file or any tenant's upload resolves it with a fitting type: a run of a tenant without
+ * that upload fails at its step, naming the reference.
  */
 export function validateProject(project: LoadedProject, overrides: EnabledFlags, uploads: { name: string; version: string; type: string }[] = []): Finding[] {
   const models = new ModelRegistry(project.models, overrides);
@@ -95,11 +97,10 @@ export function validateProject(project: LoadedProject, overrides: EnabledFlags,
     runners: new Set(project.runners.keys()),
     isEnabled: (w) => overrides.isEnabled('workflow', w.name, w.version, w.enabledByDefault),
     agentModels: new Set(project.agentModels.map((m) => m.name)),
-    artifactType: (name, version) => {
+    artifactTypes: (name, version) => {
       const file = project.artifacts.find((a) => a.name === name);
-      if (file) return version === undefined || version === file.version ? file.type : undefined;
-      const stored = uploads.filter((u) => u.name === name && (version === undefined || u.version === version));
-      return stored[0]?.type;
+      if (file) return version === undefined || version === file.version ? [file.type] : [];
+      return [...new Set(uploads.filter((u) => u.name === name && (version === undefined || u.version === version)).map((u) => u.type))];
     },
   });
 }

@@ -1,4 +1,5 @@
-// /api/runs: list, detail, journal over SSE, export, and control (pause/resume/abort/steer).
+// /api/runs: list, detail, journal over SSE, export, and control (pause/resume/abort/steer); each answers or
+// acts on a run only when the caller may read it (readableRun).
 import { Router, type Request } from 'express';
 import type { Authenticator } from '../auth/middleware.js';
 import { ADMIN_SCOPE, type Principal } from '../auth/principal.js';
@@ -131,12 +132,11 @@ export function runsRouter(deps: RunRoutesDeps): Router {
     res.json(await exportRun(pool, store, workflows, run.id));
   });
 
+  // Control needs runs:control and read access: a run the caller cannot read is the same 404 as reading it.
   for (const action of ['pause', 'resume', 'abort', 'steer'] as ControlAction[]) {
     router.post(`/api/runs/:id/${action}`, authenticator.require({ scope: 'runs:control' }), async (req, res) => {
       const principal = req.principal!;
-      const id = uuidParam(req, 'id', 'Run');
-      const run = await findRun(pool, id);
-      if (!run || (run.tenant ?? null) !== (principal.tenant ?? null)) throw new NotFoundError(`Run ${id} not found`);
+      const { id } = await readableRun(pool, principal, uuidParam(req, 'id', 'Run'));
       const message = action === 'steer' ? steerBody.parse(req.body ?? {}).message : action === 'abort' ? abortBody.parse(req.body ?? {}).reason : undefined;
       await controlRun(store, id, action, principal.userId, message, requestMetadata(req));
       if (action === 'resume') await executor.resume(id);

@@ -2,7 +2,6 @@
 import path from 'node:path';
 import { Router } from 'express';
 import type { Authenticator } from '../auth/middleware.js';
-import { ADMIN_SCOPE } from '../auth/principal.js';
 import { requestMetadata } from '../http/context.js';
 import { AlreadyExistsError, NotFoundError } from '../kernel/errors.js';
 import { compileValidator } from '../kernel/validation.js';
@@ -49,7 +48,7 @@ export function workflowRoutes(deps: WorkflowRoutesDeps): Router {
     res.json(workflowManifest(workflow));
   });
 
-  const admin = authenticator.require({ scope: ADMIN_SCOPE });
+  const admin = authenticator.requireDeploymentAdmin('workflow versions serve every tenant');
   const versionOr404 = (name: string, version: string) => {
     const workflow = workflows.find(name, version);
     if (!workflow) throw new NotFoundError(`Workflow ${name} ${version} not found`);

@@ -47,8 +47,8 @@ export interface ValidationInput {
   models: ModelRegistry;
   runners: ReadonlySet<string>;
   isEnabled: (workflow: WorkflowDefinition) => boolean;
-  /** The type of the artifact a reference names, or undefined when it does not resolve. */
-  artifactType: (name: string, version?: string) => string | undefined;
+  /** The types a reference resolves to (one per tenant that uploaded it, at most); empty when it resolves nowhere. */
+  artifactTypes: (name: string, version?: string) => string[];
   agentModels: ReadonlySet<string>;
 }
 
@@ -141,9 +141,9 @@ function validateStep(workflow: WorkflowDefinition, step: StepDefinition, ids: S
   if (step.kind === 'MCP' && typeof asRecord(config.mcp).tool !== 'string') add('V001', 'error', 'an MCP step needs mcp.tool', step.id);
   for (const { ref, expected } of artifactRefs(step)) {
     const match = /^artifact:\/\/([^@]+)(?:@(.+))?$/.exec(ref);
-    const type = match ? input.artifactType(match[1]!, match[2]) : undefined;
-    if (!match || type === undefined) add('V017', 'error', `${ref} does not resolve to an artifact`, step.id);
-    else if (expected && !expected.includes(type)) add('V017', 'error', `${ref} is a ${type}, expected a ${expected.join(' or ')}`, step.id);
+    const types = match ? input.artifactTypes(match[1]!, match[2]) : [];
+    if (!match || types.length === 0) add('V017', 'error', `${ref} does not resolve to an artifact`, step.id);
+    else if (expected && !types.some((type) => expected.includes(type))) add('V017', 'error', `${ref} is a ${types.join(' / ')}, expected a ${expected.join(' or ')}`, step.id);
     else if (!match[2]) add('V017', 'warning', `${ref} is not pinned to a version`, step.id);
   }
   for (const path of templatePaths(config)) {

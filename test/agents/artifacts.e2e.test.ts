@@ -1,4 +1,4 @@
-// /api/artifacts: scopes, versioned uploads that never overwrite, SHA-256 hashes, the 512 KB cap, the
+// /api/artifacts: scopes, versioned uploads that never overwrite (stored as they always were), SHA-256 hashes, the 512 KB cap, the
 // closed type set, project files owning their names, and uploads seen by a second process (and its agents).
 import { createHash } from 'node:crypto';
 import path from 'node:path';
@@ -84,6 +84,17 @@ describe('artifacts', function () {
     expect(listed).to.include({ source: 'upload', latest_version: '4', type: 'prompt' });
     expect(listed.versions.map((v: any) => [v.version, v.hash])).to.deep.equal([...texts, 'fourth, by an admin'].map((t, i) => [String(i + 1), sha256(t)]));
     expect((await writer.post('/api/artifacts', { name: 'notes', type: 'steering', content: 'other type' })).status, 'a name keeps its type').to.equal(409);
+  });
+
+  it('without SVC_TENANT_IDS an upload is the event it always was: stream artifact-<name>, no tenant in its data', async () => {
+    const { rows } = await service.kernel.pool.query<{ stream_id: string; data: Record<string, unknown> }>(
+      `SELECT stream_id, data FROM events WHERE type = 'ArtifactUploaded' AND data->>'name' = 'notes' ORDER BY global_position`,
+    );
+    expect(rows).to.have.length(4);
+    for (const row of rows) {
+      expect(row.stream_id).to.equal('artifact-notes');
+      expect(Object.keys(row.data).sort()).to.deep.equal(['at', 'content', 'description', 'hash', 'name', 'type', 'version']);
+    }
   });
 
   it('structured artifacts hash their canonical JSON: key order does not change the hash', async () => {

@@ -433,4 +433,49 @@ describe('IAM decide', () => {
       given().when({ ...command, email: 'root' }).thenFails('BAD_REQUEST');
     });
   });
+
+  describe('a tenant admin’s fence (multi-tenant: its own tenant’s users without superadmin, no superadmin role)', () => {
+    const fence = { tenant: 't1', superadminRoleId: 'r-super' };
+    const createdIn = (userId: string, tenant: string): UserEvent => ({
+      type: 'UserCreated',
+      data: { userId, email: `${userId}@example.com`, phoneNumber: null, passwordHash: '$2b$12$hash', tenant, federatedProvider: null, federatedSub: null, at: T0 },
+    });
+    const superadmin = [roleCreated('r-super', 'superadmin'), scopesSet('r-super', ['iam:admin'])];
+    const runner = [roleCreated('r-run', 'runner')];
+
+    it('reaches a user of its tenant that does not hold superadmin', () => {
+      given({ user: [createdIn('u1', 't1')] })
+        .when({ type: 'UpdateUser', userId: 'u1', isActive: false, fence, at: T1 })
+        .then({ 'user-u1': [{ type: 'UserDeactivated', data: { userId: 'u1', at: T1 } }, sessionsEnded('u1', 'user deactivated')] });
+      given({ user: [createdIn('u1', 't1')], role: runner }).when({ type: 'AssignRole', userId: 'u1', roleId: 'r-run', fence, at: T1 }).decision();
+    });
+
+    it('answers 404 for a user of another tenant, whatever the command', () => {
+      const history = { user: [createdIn('u2', 't2')], role: runner };
+      given(history).when({ type: 'UpdateUser', userId: 'u2', passwordHash: 'x', fence, at: T1 }).thenFails('NOT_FOUND', /User u2 not found/);
+      given(history).when({ type: 'DeleteUser', userId: 'u2', fence, at: T1 }).thenFails('NOT_FOUND');
+      given(history).when({ type: 'AssignRole', userId: 'u2', roleId: 'r-run', fence, at: T1 }).thenFails('NOT_FOUND');
+      given(history).when({ type: 'RevokeRole', userId: 'u2', roleId: 'r-run', fence, at: T1 }).thenFails('NOT_FOUND');
+    });
+
+    it('answers 404 for a user of its tenant who holds superadmin, also when the grant landed just before (the retry of a lost race)', () => {
+      const history = { user: [createdIn('u1', 't1'), roleAssigned('u1', 'r-super')], role: runner };
+      given(history).when({ type: 'UpdateUser', userId: 'u1', passwordHash: 'x', fence, at: T1 }).thenFails('NOT_FOUND');
+      given(history).when({ type: 'DeleteUser', userId: 'u1', fence, at: T1 }).thenFails('NOT_FOUND');
+      given(history).when({ type: 'AssignRole', userId: 'u1', roleId: 'r-run', fence, at: T1 }).thenFails('NOT_FOUND');
+    });
+
+    it('answers 403 for assigning or removing the superadmin role (by its name, or its id once deleted)', () => {
+      given({ user: [createdIn('u1', 't1')], role: superadmin })
+        .when({ type: 'AssignRole', userId: 'u1', roleId: 'r-super', fence: { tenant: 't1', superadminRoleId: null }, at: T1 })
+        .thenFails('PERMISSION_DENIED', /deployment admin/);
+      given({ user: [createdIn('u1', 't1')], role: [] }).when({ type: 'RevokeRole', userId: 'u1', roleId: 'r-super', fence, at: T1 }).thenFails('PERMISSION_DENIED');
+      given({ user: [createdIn('u1', 't1')], role: superadmin }).when({ type: 'AssignRole', userId: 'u1', roleId: 'r-super', at: T1 }).decision();
+    });
+
+    it('creates users in its own tenant only (403 for another)', () => {
+      given().when(createUser({ tenant: 't2', fence })).thenFails('PERMISSION_DENIED', /tenant t1/);
+      expect(given().when(createUser({ tenant: 't1', fence })).decision()['user-u1']![0]!.data).to.include({ tenant: 't1' });
+    });
+  });
 });

@@ -208,7 +208,7 @@ describe('runs over HTTP', function () {
     const typesOf = async (runId: string) => (await journalOf(service.url, admin, runId)).map((e) => `${e.type}:${e.agent_id}`);
 
     it('needs runs:control', async () => {
-      const runId = await runAs(admin, '/api/wf/slow?wait=false', { ms: 100 });
+      const runId = await runAs(owner.token, '/api/wf/slow?wait=false', { ms: 100 });
       for (const action of ['pause', 'resume', 'abort', 'steer']) {
         expect((await control(owner.token, runId, action, action === 'steer' ? { message: 'x' } : undefined)).status, action).to.equal(403);
         expectUnauthenticated(await control('', runId, action));
@@ -217,7 +217,7 @@ describe('runs over HTTP', function () {
     });
 
     it('pause stops the run before its next step; resume continues it to completion', async () => {
-      const runId = await runAs(admin, '/api/wf/slow?wait=false', { ms: 300 });
+      const runId = await runAs(operator.token, '/api/wf/slow?wait=false', { ms: 300 });
       await waitForStatus(service.url, admin, runId, ['running']);
       await sleep(350);
       const paused = await control(operator.token, runId, 'pause');
@@ -310,7 +310,7 @@ describe('runs over HTTP', function () {
       }) as typeof store.transact;
       let runId: string;
       try {
-        runId = await runAs(admin, '/api/wf/slow?wait=false', { ms: 50 });
+        runId = await runAs(operator.token, '/api/wf/slow?wait=false', { ms: 50 });
         await waitForStatus(service.url, admin, runId, ['paused', 'completed']);
       } finally {
         store.transact = transact;
@@ -324,7 +324,7 @@ describe('runs over HTTP', function () {
     });
 
     it('abort ends the run as aborted and no step runs afterwards', async () => {
-      const runId = await runAs(admin, '/api/wf/slow?wait=false', { ms: 300 });
+      const runId = await runAs(operator.token, '/api/wf/slow?wait=false', { ms: 300 });
       await waitForStatus(service.url, admin, runId, ['running']);
       const aborted = await control(operator.token, runId, 'abort', { reason: 'enough' });
       expect(aborted.status, JSON.stringify(aborted.body)).to.equal(200);
@@ -337,7 +337,7 @@ describe('runs over HTTP', function () {
     });
 
     it('steer needs a message (422) and appends steered', async () => {
-      const runId = await runAs(admin, '/api/wf/slow?wait=false', { ms: 200 });
+      const runId = await runAs(operator.token, '/api/wf/slow?wait=false', { ms: 200 });
       expect((await control(operator.token, runId, 'steer')).status).to.equal(422);
       expect((await control(operator.token, runId, 'steer', {})).status).to.equal(422);
       expect((await control(operator.token, runId, 'steer', { message: '' })).status).to.equal(422);
@@ -349,14 +349,16 @@ describe('runs over HTTP', function () {
       expect(event.payload).to.deep.equal({ by: operator.id, message: 'go left' });
     });
 
-    it('answers 409 for control of a finished run, 409 for resume of a run that is not paused, 404 for an unknown run', async () => {
+    it('answers 409 for control of a finished run, 409 for resume of a run that is not paused, 404 for an unknown run or one of another user', async () => {
+      const finished = await runAs(operator.token, '/api/wf/route', { want: 'jump' });
       for (const action of ['pause', 'resume', 'abort', 'steer']) {
-        const result = await control(operator.token, ownerRuns.completed, action, action === 'steer' ? { message: 'late' } : undefined);
+        const result = await control(operator.token, finished, action, action === 'steer' ? { message: 'late' } : undefined);
         expect(result.status, action).to.equal(409);
+        expect((await control(operator.token, ownerRuns.completed, action, action === 'steer' ? { message: 'late' } : undefined)).status, `${action} of another user's run`).to.equal(404);
       }
-      const before = await journalOf(service.url, admin, ownerRuns.completed);
+      const before = await journalOf(service.url, admin, finished);
       expect(before.at(-1).type).to.equal('run_completed');
-      const runId = await runAs(admin, '/api/wf/slow?wait=false', { ms: 100 });
+      const runId = await runAs(operator.token, '/api/wf/slow?wait=false', { ms: 100 });
       expect((await control(operator.token, runId, 'resume')).status).to.equal(409);
       await waitForStatus(service.url, admin, runId, ['completed']);
       expect((await control(operator.token, ABSENT_ID, 'pause')).status).to.equal(404);

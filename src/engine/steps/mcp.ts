@@ -6,7 +6,7 @@ import { errorOutcome, type StepExecutor } from './types.js';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-export const executeMcp: StepExecutor = async ({ step, context }, deps) => {
+export const executeMcp: StepExecutor = async ({ step, context, principal }, deps) => {
   const config = (step.config.mcp ?? {}) as JsonObject;
   const tool = String(config.tool ?? '');
   const args = render(config.arguments ?? {}, context) as JsonObject;
@@ -19,7 +19,8 @@ export const executeMcp: StepExecutor = async ({ step, context }, deps) => {
       result = recorded.result as McpToolResult;
     } else {
       if (!deps.artifacts) return errorOutcome('no artifact catalog to resolve the MCP server', { step: step.id });
-      const server = await deps.artifacts.resolve(config.server, 'mcp');
+      // The run's tenant: another tenant's upload of the name is never reached.
+      const server = await deps.artifacts.resolve(principal?.tenant ?? null, config.server, 'mcp');
       if (!server) return errorOutcome(`mcp.server must be an artifact:// reference to an mcp artifact`, { step: step.id });
       result = await callMcpTool(server.content as McpServerConfig, tool, args, timeoutMs, deps.projectDir);
     }
