@@ -256,7 +256,7 @@ describe('runs over HTTP', function () {
     });
 
     it('a pause asked for while a step runs: the run stays unpaused with pause_requested until that step is journaled, then paused with nothing after it', async () => {
-      const runId = await runAs(admin, '/api/wf/slow?wait=false', { ms: 3000 });
+      const runId = await runAs(operator.token, '/api/wf/slow?wait=false', { ms: 3000 });
       const asked = await control(operator.token, runId, 'pause');
       expect(asked.status, JSON.stringify(asked.body)).to.equal(200);
       // s1 is running: it has no outcome yet, so the run cannot report paused.
@@ -280,7 +280,7 @@ describe('runs over HTTP', function () {
     });
 
     it('a resume withdraws a pause that has not taken effect yet; the run goes on without pausing', async () => {
-      const runId = await runAs(admin, '/api/wf/slow?wait=false', { ms: 1500 });
+      const runId = await runAs(operator.token, '/api/wf/slow?wait=false', { ms: 1500 });
       expect((await control(operator.token, runId, 'pause')).body.pause_requested).to.equal(true);
       const resumed = await control(operator.token, runId, 'resume');
       expect(resumed.status, JSON.stringify(resumed.body)).to.equal(200);
