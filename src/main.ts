@@ -185,13 +185,13 @@ export async function startService(settings: Settings, logger: Logger, options: 
     const authenticator = createAuthenticator({ tokens, sessions, settings });
     limitPasswordHashing(settings.passwordHashConcurrency);
     void warmUpPasswordHashing();
-    // Every request svc sends out (APICall, MCP, LLMs) goes through this one guard.
+    // Every request svc sends out (APICall, MCP, LLMs, federation) goes through this one guard.
     const outbound = createOutbound(settings.outbound);
     stops.push(() => outbound.close());
     const federationProviders = new FederationProviders(project.federationProviders, settings, live);
     await federationProviders.start();
     stops.push(() => federationProviders.stop());
-    const federation = new FederationService(pool, commands, auth, federationProviders, settings);
+    const federation = new FederationService(pool, commands, auth, federationProviders, settings, outbound.fetch);
 
     const records = new RecordCommands(store);
     const executor = new RunExecutor({
@@ -219,7 +219,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
       routers: [
         healthRouter({ db: pool, version: SERVICE_VERSION, startedAt: Date.now() }),
         authRouter({ auth, authenticator, keys }),
-        federationRouter({ federation, providers: federationProviders, store, authenticator, settings, clock }),
+        federationRouter({ federation, providers: federationProviders, store, authenticator, settings, clock, outbound }),
         iamAdminRouter({ pool, commands, auth, authenticator }),
         runsRouter({ pool, store, follower, executor, workflows, authenticator }),
         approvalRouter({ pool, approvals, authenticator }),

@@ -133,8 +133,8 @@ export const components: OpenAPIV3_1.ComponentsObject = {
       ...object(
         {
           provider: { type: 'string', enum: ['google', 'github', 'microsoft', 'custom'] },
-          client_id: str,
-          client_secret: { type: 'string', description: 'Reads answer `***` in its place; sending `***` back keeps the stored secret. `${SVC_OAUTH_*}` names an environment variable.' },
+          client_id: { type: 'string', description: 'Published in every sign-in redirect: `${SVC_OAUTH_*_ID}` names an environment variable (only names ending in `_ID`).' },
+          client_secret: { type: 'string', description: 'Reads answer `***` in its place; sending `***` back keeps the stored secret. `${SVC_OAUTH_*}` names an environment variable (no other field resolves one).' },
           auth_url: httpUrl,
           token_url: httpUrl,
           userinfo_url: httpUrl,
