@@ -249,7 +249,10 @@ export function documentOf(body: Record<string, unknown>, name: string): Provide
   };
 }
 
-/** Project documents plus, for built-ins without one, SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET. */
+/**
+ * Project documents plus google, github and microsoft, which always exist: a built-in without a document
+ * takes SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET, and without them answers 501 (no credentials).
+ */
 export function projectProviders(documents: ProjectDocument[], settings: Pick<Settings, 'environment' | 'oauth'>): {
   providers: Provider[];
   problems: string[];
@@ -270,8 +273,7 @@ export function projectProviders(documents: ProjectDocument[], settings: Pick<Se
     if (resolved.provider) providers.push(resolved.provider);
   }
   for (const kind of ['google', 'github', 'microsoft'] as const) {
-    const credentials = settings.oauth.clientCredentials[kind];
-    if (!credentials || providers.some((p) => p.name === kind)) continue;
+    if (providers.some((p) => p.name === kind)) continue;
     const resolved = resolveProvider(kind, { kind: 'FederationProvider', version: 'v1', metadata: { name: kind }, enabled: true, spec: { provider: kind } }, 'environment', settings);
     if (resolved.provider) providers.push(resolved.provider);
   }

@@ -64,13 +64,15 @@ export class FederationProviders {
     this.view?.stop();
   }
 
-  /** Every provider: admin-saved ones win over project files of the same name. */
+  /**
+   * Every provider: admin-saved ones win over project files (and built-ins) of the same name; a saved one
+   * whose variables are unset is skipped, as a project file would be.
+   */
   list(): Provider[] {
     const byName = new Map(this.project.map((p) => [p.name, p]));
     for (const [name, document] of this.saved) {
       const resolved = resolveProvider(name, document, 'admin', this.settings);
       if (resolved.provider) byName.set(name, resolved.provider);
-      else byName.delete(name);
     }
     return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
   }

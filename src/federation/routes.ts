@@ -88,7 +88,8 @@ export function federationRouter(deps: {
       decide: () => ({ events: { [stream]: [{ type: 'FederationProviderSaved', data: { name, document: document as unknown as JsonObject, at: clock.now().toISOString() } }] }, result: undefined }),
       metadata: requestMetadata(req),
     });
-    const saved = providers.get(name);
+    // Skipped for unset variables, a name may still answer with the project's or the built-in provider.
+    const saved = resolved.missing.length === 0 ? providers.get(name) : undefined;
     res.json(saved ? redacted(saved) : { metadata: { name }, skipped: `variables not set: ${resolved.missing.join(', ')}` });
   });
   router.delete('/auth/admin/federation/:name', admin, async (req, res) => {

@@ -169,7 +169,7 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         version: { type: 'string', const: 'v1' },
         metadata: object({ name: str }, ['name']),
         enabled: bool,
-        source: { type: 'string', enum: ['project', 'admin', 'environment'], description: 'project: a file under federation/; admin: saved through this API; environment: SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET' },
+        source: { type: 'string', enum: ['project', 'admin', 'environment'], description: 'project: a file under federation/; admin: saved through this API; environment: a built-in (google, github, microsoft) without a file, with SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET when set' },
         spec: ref('FederationProviderSpec'),
         has_credentials: { type: 'boolean', description: 'false: start and callback answer 501' },
       },
