@@ -42,11 +42,11 @@ export function createOutbound(policy: OutboundPolicy, resolve: Resolver = resol
     },
   });
   const guardedFetch: OutboundFetch = async (input, init) => {
-    const request = input instanceof Request ? { url: input.url, init: { method: input.method, headers: input.headers, body: input.body, duplex: 'half', signal: input.signal, redirect: input.redirect, ...init } } : { url: input, init };
+    const [url, options] = urlAndInit(input, init);
     try {
       // undici's fetch is the one Node bundles, in the version this project installs: the same WHATWG
       // shapes under different TypeScript declarations, hence the casts.
-      return (await undiciFetch(request.url, { ...(request.init as object), dispatcher: agent })) as unknown as Response;
+      return (await undiciFetch(url, { ...(options as object), dispatcher: agent })) as unknown as Response;
     } catch (error) {
       throw outboundRefusalIn(error) ?? error;
     }
@@ -72,6 +72,13 @@ export function outboundRefusalIn(error: unknown): OutboundRefusedError | undefi
     if (cause instanceof OutboundRefusedError) return cause;
   }
   return undefined;
+}
+
+/** A Request of Node's own fetch is not an instance of this undici's class: it travels as its URL and fields. */
+function urlAndInit(input: string | URL | Request, init: RequestInit | undefined): [string | URL, RequestInit | undefined] {
+  if (!(input instanceof Request)) return [input, init];
+  const { method, headers, body, signal, redirect } = input;
+  return [input.url, { method, headers, body, signal, redirect, duplex: 'half', ...init } as RequestInit];
 }
 
 /**

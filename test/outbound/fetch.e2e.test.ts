@@ -108,6 +108,17 @@ describe('the guarded outbound fetch', () => {
     expect(await outbound.refusalOf('https://unknown.test/token')).to.equal(undefined);
   });
 
+  it('takes a Request as the SDKs may pass one: sent with its method, headers and body, and judged the same', async () => {
+    const request = () => new Request(`${server.url}/ok`, { method: 'POST', headers: { 'x-probe': 'request' }, body: 'payload' });
+    const before = server.requests.length;
+    expect(await rejection(make([]).fetch(request()))).to.be.instanceOf(OutboundRefusedError);
+    expect(server.requests.length).to.equal(before);
+    const response = await make([`127.0.0.1:${port}`]).fetch(request());
+    expect(response.status).to.equal(200);
+    expect(server.requests.at(-1)).to.deep.include({ method: 'POST', body: 'payload' });
+    expect(server.requests.at(-1)!.headers['x-probe']).to.equal('request');
+  });
+
   it('in development lets everything through', async () => {
     const response = await make([], undefined, false).fetch(`${server.url}/ok`);
     expect(response.status).to.equal(200);
