@@ -40,6 +40,7 @@ import { prepareModelTables } from './models/boot.js';
 import { RecordCommands } from './models/records.js';
 import { ModelRegistry } from './models/registry.js';
 import { modelCrudRouter } from './models/routes.js';
+import { createOutbound } from './outbound/fetch.js';
 import { featureProjections, forkedModel, forkedWorkflow, loadProject, ProjectError, validateProject } from './project/load.js';
 import { ProjectionRegistry, rebuildStaleProjections, type RowProjection } from './projections/index.js';
 import { runsRouter } from './runs/routes.js';
@@ -184,18 +185,21 @@ export async function startService(settings: Settings, logger: Logger, options: 
     const authenticator = createAuthenticator({ tokens, sessions, settings });
     limitPasswordHashing(settings.passwordHashConcurrency);
     void warmUpPasswordHashing();
+    // Every request svc sends out (APICall, MCP, LLMs, federation) goes through this one guard.
+    const outbound = createOutbound(settings.outbound);
+    stops.push(() => outbound.close());
     const federationProviders = new FederationProviders(project.federationProviders, settings, live);
     await federationProviders.start();
     stops.push(() => federationProviders.stop());
-    const federation = new FederationService(pool, commands, auth, federationProviders, settings);
+    const federation = new FederationService(pool, commands, auth, federationProviders, settings, outbound.fetch);
 
     const records = new RecordCommands(store);
     const executor = new RunExecutor({
       store,
       follower,
       workflows,
-      steps: { pool, runners: project.runners, models, records, artifacts, projectDir: settings.projectDir },
-      agents: { models: new Map(project.agentModels.map((m) => [m.name, m])), artifacts },
+      steps: { pool, runners: project.runners, models, records, artifacts, projectDir: settings.projectDir, fetch: outbound.fetch },
+      agents: { models: new Map(project.agentModels.map((m) => [m.name, m])), artifacts, fetch: outbound.fetch },
       clock,
       logger,
       leaseMs: settings.runLeaseMs,
@@ -215,7 +219,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
       routers: [
         healthRouter({ db: pool, version: SERVICE_VERSION, startedAt: Date.now() }),
         authRouter({ auth, authenticator, keys }),
-        federationRouter({ federation, providers: federationProviders, store, authenticator, settings, clock }),
+        federationRouter({ federation, providers: federationProviders, store, authenticator, settings, clock, outbound }),
         iamAdminRouter({ pool, commands, auth, authenticator }),
         runsRouter({ pool, store, follower, executor, workflows, authenticator }),
         approvalRouter({ pool, approvals, authenticator }),

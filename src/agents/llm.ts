@@ -1,6 +1,7 @@
 // Chat Completions through the maintained `openai` SDK, pointed at any OpenAI-compatible base_url.
 import OpenAI from 'openai';
 import type { JsonObject } from '../kernel/json.js';
+import type { OutboundFetch } from '../outbound/fetch.js';
 import type { AgentModelDefinition } from './agentModel.js';
 
 export interface ChatMessage extends JsonObject {
@@ -30,8 +31,9 @@ export interface LlmClient {
   chat(messages: ChatMessage[], tools: ToolSpec[], jsonOutput: boolean, signal?: AbortSignal): Promise<ChatAnswer>;
 }
 
-export function createLlmClient(model: AgentModelDefinition): LlmClient {
-  const client = new OpenAI({ baseURL: model.baseUrl, apiKey: model.apiKey, timeout: model.timeoutSeconds * 1000, maxRetries: model.maxRetries });
+/** `fetch` carries every request to the model's server (the destination policy). */
+export function createLlmClient(model: AgentModelDefinition, fetch: OutboundFetch): LlmClient {
+  const client = new OpenAI({ baseURL: model.baseUrl, apiKey: model.apiKey, timeout: model.timeoutSeconds * 1000, maxRetries: model.maxRetries, fetch });
   return {
     async chat(messages, tools, jsonOutput, signal) {
       const completion = await client.chat.completions.create(

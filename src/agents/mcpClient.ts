@@ -4,6 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JsonObject, JsonValue } from '../kernel/json.js';
 import { SERVICE_VERSION } from '../kernel/version.js';
+import type { OutboundFetch } from '../outbound/fetch.js';
 
 /** The content of an `mcp` artifact. */
 export interface McpServerConfig {
@@ -21,10 +22,17 @@ export interface McpToolResult extends JsonObject {
   content: JsonValue;
 }
 
-export async function callMcpTool(server: McpServerConfig, tool: string, args: JsonObject, timeoutMs: number, cwd?: string): Promise<McpToolResult> {
+/** `fetch` carries every HTTP request to the server (the destination policy); `cwd` is where a stdio server starts. */
+export async function callMcpTool(
+  server: McpServerConfig,
+  tool: string,
+  args: JsonObject,
+  options: { timeoutMs: number; fetch: OutboundFetch; cwd?: string | undefined },
+): Promise<McpToolResult> {
+  const { timeoutMs, cwd } = options;
   const client = new Client({ name: 'svc', version: SERVICE_VERSION });
   const transport = server.url
-    ? new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} } })
+    ? new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers ?? {} }, fetch: options.fetch })
     : new StdioClientTransport({
         command: server.command ?? '',
         args: server.args ?? [],

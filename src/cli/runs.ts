@@ -16,14 +16,16 @@ import { DOCUMENT_FLAGS } from '../versions/registry.js';
 import { WorkflowRegistry } from '../workflows/registry.js';
 import type { JsonObject } from '../kernel/json.js';
 import { loadSettings } from '../config/settings.js';
+import { createOutbound } from '../outbound/fetch.js';
 
 async function projectStore(pool: Pool, projectDir: string) {
-  const project = await loadProject(projectDir, loadSettings());
+  const settings = loadSettings();
+  const project = await loadProject(projectDir, settings);
   await prepareModelTables(pool, project.models);
   const registry = new ProjectionRegistry();
   project.projections.forEach((p) => registry.register(p));
   const store = new EventStore({ pool, projector: registry });
-  return { project, store, workflows: new WorkflowRegistry(project.workflows, DOCUMENT_FLAGS), models: new ModelRegistry(project.models, DOCUMENT_FLAGS) };
+  return { settings, project, store, workflows: new WorkflowRegistry(project.workflows, DOCUMENT_FLAGS), models: new ModelRegistry(project.models, DOCUMENT_FLAGS) };
 }
 
 export async function exportCommand(pool: Pool, projectDir: string, runId: string): Promise<void> {
@@ -40,7 +42,7 @@ export async function importCommand(pool: Pool, projectDir: string, file: string
 
 /** Replays a run from this database (by id) or from an export file; exit code 1 when any step differs. */
 export async function replayCommand(pool: Pool, projectDir: string, target: string): Promise<number> {
-  const { project, store, workflows, models } = await projectStore(pool, projectDir);
+  const { settings, project, store, workflows, models } = await projectStore(pool, projectDir);
   let journal: JournalEntry[];
   let name: string;
   let version: string;
@@ -59,7 +61,9 @@ export async function replayCommand(pool: Pool, projectDir: string, target: stri
   }
   const workflow = workflows.find(name, version) ?? (definition ? forkedWorkflow(definition) : undefined);
   if (!workflow) throw new Error(`workflow ${name} ${version} is neither in this project nor in the export`);
-  const lines = await replayRun(workflow, journal, { pool, runners: project.runners, models, records: new RecordCommands(store) });
+  // Replay answers APICall and MCP steps from the journal; the guard stands for anything that still reaches out.
+  const outbound = createOutbound(settings.outbound);
+  const lines = await replayRun(workflow, journal, { pool, runners: project.runners, models, records: new RecordCommands(store), fetch: outbound.fetch }).finally(() => outbound.close());
   for (const line of lines) process.stdout.write(`${line.verdict} ${line.step} (${line.kind})${line.detail ? `: ${line.detail}` : ''}\n`);
   const count = (verdict: ReplayLine['verdict']) => lines.filter((l) => l.verdict === verdict).length;
   const differing = count('DIFF');

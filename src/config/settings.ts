@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { parseOutboundAllowList, type OutboundPolicy } from '../outbound/policy.js';
 
 export type DeploymentEnv = 'development' | 'test' | 'production';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -47,6 +48,8 @@ export interface Settings {
   readonly runLeaseMs: number;
   /** How often a worker looks for runs nobody drives. */
   readonly runClaimIntervalMs: number;
+  /** Where outbound requests may go: enforced in production, with SVC_OUTBOUND_ALLOW's exceptions. */
+  readonly outbound: OutboundPolicy;
   /** The environment as read at start, for `${VAR}` references in config documents (LLMs, federation). */
   readonly environment: Readonly<Record<string, string>>;
   /** Warnings to log once a logger exists (deprecated names and the like). */
@@ -66,7 +69,7 @@ const FILE_SETTING_NAMES = [
   'SVC_DEV_MODE', 'SVC_ALLOW_DEV_AUTH', 'SVC_DEV_API_KEY', 'SVC_DEV_AUTO_LOGIN', 'SVC_DEV_IP_ALLOWLIST',
   'SVC_EXPOSE_MODEL_CRUD', 'SVC_OAUTH_BASE_URL', 'SVC_OAUTH_UI_REDIRECT_URL', 'SVC_REDIS_URL',
   'SVC_SYNC_TIMEOUT_MS', 'SVC_TENANT_IDS', 'SVC_WORKERS', 'SVC_LOG_LEVEL', 'SVC_BODY_LIMIT_BYTES', 'SVC_DB_POOL_SIZE',
-  'SVC_RUN_LEASE_MS', 'SVC_RUN_CLAIM_INTERVAL_MS',
+  'SVC_RUN_LEASE_MS', 'SVC_RUN_CLAIM_INTERVAL_MS', 'SVC_OUTBOUND_ALLOW',
 ] as const;
 
 const DEV_KEY_PATTERN = /^[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}$/;
@@ -119,6 +122,10 @@ export function loadSettings(env: Source = process.env, cwd: string = process.cw
   if (envName === 'production' && signingKey === undefined) {
     problems.push('SVC_SIGNING_KEY is required when SVC_ENV=production');
   }
+  const outboundAllow = parseOutboundAllowList(read.list('SVC_OUTBOUND_ALLOW') ?? []);
+  if (outboundAllow.invalid.length > 0) {
+    problems.push(`SVC_OUTBOUND_ALLOW entries must be a host, host:port, [IPv6]:port or a CIDR range; cannot read: ${outboundAllow.invalid.join(', ')}`);
+  }
 
   const settings: Settings = {
     host: read.string('HOST') ?? '127.0.0.1',
@@ -148,6 +155,7 @@ export function loadSettings(env: Source = process.env, cwd: string = process.cw
     dbPoolSize: read.integer('SVC_DB_POOL_SIZE', 10, 1, 200),
     runLeaseMs: read.integer('SVC_RUN_LEASE_MS', 30_000, 500, 3_600_000),
     runClaimIntervalMs: read.integer('SVC_RUN_CLAIM_INTERVAL_MS', 1000, 50, 600_000),
+    outbound: { enforced: envName === 'production', allow: outboundAllow.allow },
     environment: definedOnly(env),
     warnings,
   };

@@ -9,6 +9,7 @@ import { parseArtifactRef, type Artifact, type ArtifactType } from '../artifacts
 import type { NewEvent } from '../eventstore/types.js';
 import { newId } from '../kernel/ids.js';
 import type { JsonObject, JsonValue } from '../kernel/json.js';
+import { outboundRefusalIn, type OutboundFetch } from '../outbound/fetch.js';
 import { runEvent } from '../runs/events.js';
 import type { StepDefinition, WorkflowDefinition } from '../workflows/definition.js';
 import type { RunPrincipal } from './state.js';
@@ -23,6 +24,8 @@ export interface AgentDeps {
   artifacts: ArtifactCatalog;
   /** One client per AgentModel, made on first use. */
   clients?: Map<string, LlmClient>;
+  /** Every model call goes through it (the destination policy). */
+  fetch: OutboundFetch;
 }
 
 /** What the executor lends an agent step. */
@@ -92,7 +95,7 @@ export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentR
   const artifacts: ArtifactSource = { resolve: (ref, type) => deps.artifacts.resolve(tenant, ref, type) };
   const clients = (deps.clients ??= new Map());
   let client = clients.get(model.name);
-  if (!client) clients.set(model.name, (client = createLlmClient(model)));
+  if (!client) clients.set(model.name, (client = createLlmClient(model, deps.fetch)));
 
   let guards: { input: Guardrail[]; output: Guardrail[]; tools: Guardrail[] };
   let conversation: ChatMessage[];
@@ -178,7 +181,7 @@ export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentR
     } catch (error) {
       // The run was aborted under the call: the run has ended, there is no step outcome to give.
       if (host.aborted.aborted) return { stopped: true };
-      return fail(`the model call failed: ${(error as Error).message}`);
+      return fail(`the model call failed: ${(outboundRefusalIn(error) ?? (error as Error)).message}`);
     }
     iteration++;
     tokens += answer.usage.total_tokens;

@@ -43,27 +43,36 @@ export class FederationProviders {
       load: async () => {
         const { rows } = await this.deps.store.pool.query<{ name: string; document: ProviderDocument }>('SELECT name, document FROM svc_federation_providers');
         this.saved.clear();
-        for (const row of rows) this.saved.set(row.name, row.document);
+        for (const row of rows) this.save(row.name, row.document);
       },
       apply: (event) => {
         const data = event.data as JsonObject;
-        if (event.type === 'FederationProviderSaved') this.saved.set(String(data.name), data.document as unknown as ProviderDocument);
+        if (event.type === 'FederationProviderSaved') this.save(String(data.name), data.document as unknown as ProviderDocument);
         else if (event.type === 'FederationProviderDeleted') this.saved.delete(String(data.name));
       },
     });
+  }
+
+  /** A document saved before today's rules may break them: it is skipped, and said so once. */
+  private save(name: string, document: ProviderDocument): void {
+    this.saved.set(name, document);
+    const { problems } = resolveProvider(name, document, 'admin', this.settings);
+    if (problems.length > 0) this.deps.logger.warn({ provider: name, problems }, 'a saved federation provider is skipped: save it again without these problems');
   }
 
   stop(): void {
     this.view?.stop();
   }
 
-  /** Every provider: admin-saved ones win over project files of the same name. */
+  /**
+   * Every provider: admin-saved ones win over project files (and built-ins) of the same name; a saved one
+   * whose variables are unset is skipped, as a project file would be.
+   */
   list(): Provider[] {
     const byName = new Map(this.project.map((p) => [p.name, p]));
     for (const [name, document] of this.saved) {
       const resolved = resolveProvider(name, document, 'admin', this.settings);
       if (resolved.provider) byName.set(name, resolved.provider);
-      else byName.delete(name);
     }
     return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
   }

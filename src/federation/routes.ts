@@ -10,8 +10,9 @@ import { requestMetadata } from '../http/context.js';
 import type { Clock } from '../kernel/clock.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
+import type { Outbound } from '../outbound/fetch.js';
 import { STATE_TTL_SECONDS } from './oauthState.js';
-import { documentOf, providerDocumentSchema, redacted, REDACTED, resolveProvider } from './providers.js';
+import { documentOf, endpointsOf, providerDocumentSchema, redacted, REDACTED, resolveProvider, type ProviderSpec } from './providers.js';
 import { federationStream, type FederationProviders } from './registry.js';
 import type { FederationService } from './service.js';
 
@@ -25,8 +26,9 @@ export function federationRouter(deps: {
   authenticator: Authenticator;
   settings: Settings;
   clock: Clock;
+  outbound: Outbound;
 }): Router {
-  const { federation, providers, store, authenticator, settings, clock } = deps;
+  const { federation, providers, store, authenticator, settings, clock, outbound } = deps;
   const router = Router();
   const secure = (settings.oauth.baseUrl ?? '').startsWith('https:');
 
@@ -77,14 +79,16 @@ export function federationRouter(deps: {
       document.spec = { ...document.spec, client_secret: previous };
     }
     const resolved = resolveProvider(name, document, 'admin', settings);
-    if (resolved.problems.length > 0) throw new BadRequestError(resolved.problems.join('; '));
+    const refusals = await destinationRefusals(outbound, document.spec);
+    if (resolved.problems.length + refusals.length > 0) throw new BadRequestError([...resolved.problems, ...refusals].join('; '));
     const stream = federationStream(name);
     await runCommand(store, {
       streams: [stream],
       decide: () => ({ events: { [stream]: [{ type: 'FederationProviderSaved', data: { name, document: document as unknown as JsonObject, at: clock.now().toISOString() } }] }, result: undefined }),
       metadata: requestMetadata(req),
     });
-    const saved = providers.get(name);
+    // Skipped for unset variables, a name may still answer with the project's or the built-in provider.
+    const saved = resolved.missing.length === 0 ? providers.get(name) : undefined;
     res.json(saved ? redacted(saved) : { metadata: { name }, skipped: `variables not set: ${resolved.missing.join(', ')}` });
   });
   router.delete('/auth/admin/federation/:name', admin, async (req, res) => {
@@ -102,4 +106,14 @@ export function federationRouter(deps: {
     res.status(204).end();
   });
   return router;
+}
+
+/**
+ * The endpoints svc itself requests (not auth_url: only the browser goes there), checked against the
+ * destination policy now, so a provider svc may not reach is refused when saved, not at its first login.
+ */
+async function destinationRefusals(outbound: Outbound, spec: ProviderSpec): Promise<string[]> {
+  const fetched = Object.entries(endpointsOf(spec)).filter(([field]) => field !== 'auth_url');
+  const refusals = await Promise.all(fetched.map(async ([field, url]) => [field, await outbound.refusalOf(url)] as const));
+  return refusals.flatMap(([field, refusal]) => (refusal ? [`${field}: ${refusal}`] : []));
 }

@@ -8,6 +8,7 @@ import type { IamCommands } from '../iam/handlers.js';
 import { findRoleByName, findUserByEmail, findUserByFederatedIdentity } from '../iam/queries.js';
 import { AlreadyExistsError, AppError, BadRequestError, NotFoundError } from '../kernel/errors.js';
 import type { MintedToken } from '../auth/tokens.js';
+import type { OutboundFetch } from '../outbound/fetch.js';
 import { decideFederatedLogin } from './decide.js';
 import { authorizationUrl, completeLogin, newLoginSecrets } from './oauth.js';
 import { bindingMatches, consumeState, saveState } from './oauthState.js';
@@ -21,6 +22,8 @@ export class FederationService {
     private readonly auth: AuthService,
     private readonly providers: FederationProviders,
     private readonly settings: Settings,
+    /** The token, key set and profile requests of a login go through it (the destination policy). */
+    private readonly fetch: OutboundFetch,
   ) {}
 
   redirectUri(name: string): string {
@@ -57,7 +60,7 @@ export class FederationService {
     if (!pending || pending.provider !== name) throw new BadRequestError('Unknown or already used login state');
     if (pending.expired) throw new BadRequestError('The login took too long; start again');
     if (!bindingMatches(pending, bindingCookie)) throw new BadRequestError('This login was started in another browser');
-    const profile = await completeLogin(provider, this.redirectUri(name), query, { state, codeVerifier: pending.codeVerifier, nonce: pending.nonce });
+    const profile = await completeLogin(provider, this.redirectUri(name), query, { state, codeVerifier: pending.codeVerifier, nonce: pending.nonce }, this.fetch);
     const userId = await this.upsertUser(provider, profile);
     await this.commands.recordSignIn(userId, 'federated', name, { actor: userId });
     return this.auth.mintFor(userId);

@@ -75,6 +75,16 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+/**
+ * A request svc was about to send out, refused by the destination policy (production reaches public
+ * addresses and what SVC_OUTBOUND_ALLOW names). The message names the host and why.
+ */
+export class OutboundRefusedError extends AppError {
+  constructor(message: string, fields: Record<string, unknown> = {}) {
+    super('PERMISSION_DENIED', message, fields);
+  }
+}
+
 /** Request validation failure; rendered as 422 with the `detail` array. */
 export class ValidationError extends AppError {
   readonly issues: readonly ValidationIssue[];

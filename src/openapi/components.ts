@@ -134,8 +134,8 @@ export const components: OpenAPIV3_1.ComponentsObject = {
       ...object(
         {
           provider: { type: 'string', enum: ['google', 'github', 'microsoft', 'custom'] },
-          client_id: str,
-          client_secret: { type: 'string', description: 'Reads answer `***` in its place; sending `***` back keeps the stored secret. `${SVC_OAUTH_*}` names an environment variable.' },
+          client_id: { type: 'string', description: 'Published in every sign-in redirect: `${SVC_OAUTH_*_ID}` names an environment variable (only names ending in `_ID`).' },
+          client_secret: { type: 'string', description: 'Reads answer `***` in its place; sending `***` back keeps the stored secret. `${SVC_OAUTH_*}` names an environment variable (no other field resolves one).' },
           auth_url: httpUrl,
           token_url: httpUrl,
           userinfo_url: httpUrl,
@@ -170,7 +170,7 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         version: { type: 'string', const: 'v1' },
         metadata: object({ name: str }, ['name']),
         enabled: bool,
-        source: { type: 'string', enum: ['project', 'admin', 'environment'], description: 'project: a file under federation/; admin: saved through this API; environment: SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET' },
+        source: { type: 'string', enum: ['project', 'admin', 'environment'], description: 'project: a file under federation/; admin: saved through this API; environment: a built-in (google, github, microsoft) without a file, with SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET when set' },
         spec: ref('FederationProviderSpec'),
         has_credentials: { type: 'boolean', description: 'false: start and callback answer 501' },
       },

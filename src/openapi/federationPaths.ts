@@ -52,7 +52,7 @@ export function federationAdminPaths(): Record<string, PathItem> {
       get: operation({ operationId: 'getFederationProvider', deploymentAdmin: true, summary: 'One federation provider (client secret redacted)', tags, scope, path, ok: { status: 200, description: 'The provider', schema: provider }, errors: [403, 404] }),
       put: operation({
         operationId: 'saveFederationProvider', deploymentAdmin: true, summary: 'Create or replace a provider (wins over a project file of the same name)', tags, scope, path,
-        description: 'The name is lower-case letters, digits, `-` and `_`. 400 when it is not, when metadata.name differs from it, or when the provider cannot work (a custom provider without auth_url and token_url, an issuer without jwks_url, a `${VAR}` outside `SVC_OAUTH_*`).',
+        description: 'The name is lower-case letters, digits, `-` and `_`. 400 when it is not, when metadata.name differs from it, or when the provider cannot work or is not allowed (a custom provider without auth_url and token_url, an issuer without jwks_url, a `${VAR}` outside `SVC_OAUTH_*` or outside client_id and client_secret, a client_id naming a variable not ending in `_ID`, endpoints not all https nor all on loopback, or, in production, an endpoint svc requests that the destination policy refuses).',
         body: ref('FederationProviderDocument'),
         ok: { status: 200, description: 'The saved provider, or `skipped` when a `${SVC_OAUTH_*}` variable it names is unset', schema: { oneOf: [provider, skipped] } },
         errors: [400, 403, 409],

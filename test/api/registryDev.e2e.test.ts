@@ -37,8 +37,11 @@ describe('GET /registry', () => {
       ['clock_server', 'no_secrets', 'support_steering', 'triage_prompt'].map((name) => ({ name, version: '1', enabled: true })),
     );
     expect(brief(agentModels)).to.deep.equal([{ name: 'local', version: 'v1', enabled: true }]);
-    // The example project configures no provider (federation/google.yaml.example is not loaded).
-    expect(registry.body.federation_providers).to.deep.equal([]);
+    // The example project configures no provider (federation/google.yaml.example is not loaded): the
+    // built-ins exist anyway, without credentials (their routes answer 501).
+    expect(registry.body.federation_providers).to.deep.equal(
+      ['github', 'google', 'microsoft'].map((name) => ({ name, version: 'v1', enabled: true, provider: name, source: 'environment' })),
+    );
   });
 
   it('follows toggles and uploads', async () => {
@@ -80,6 +83,8 @@ describe('GET /registry with federation providers', () => {
     expect(providers).to.deep.equal([
       { name: 'fixture_idp', version: 'v1', enabled: true, provider: 'custom', source: 'project' },
       { name: 'github', version: 'v1', enabled: true, provider: 'github', source: 'environment' },
+      { name: 'google', version: 'v1', enabled: true, provider: 'google', source: 'environment' },
+      { name: 'microsoft', version: 'v1', enabled: true, provider: 'microsoft', source: 'environment' },
       { name: 'retired_idp', version: 'v1', enabled: false, provider: 'custom', source: 'project' },
     ]);
     expect(JSON.stringify(providers)).to.not.include('gh-secret');
@@ -99,7 +104,7 @@ describe('GET /registry with federation providers', () => {
       expect((await admin$.delete('/auth/admin/federation/added_idp')).status).to.equal(204);
     }
     const restored = await providersOf();
-    expect(restored.map((p) => p.name)).to.deep.equal(['fixture_idp', 'github', 'retired_idp']);
+    expect(restored.map((p) => p.name)).to.deep.equal(['fixture_idp', 'github', 'google', 'microsoft', 'retired_idp']);
     expect(restored[0]).to.deep.include({ enabled: true, source: 'project' });
   });
 });

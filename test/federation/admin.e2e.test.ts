@@ -140,10 +140,16 @@ describe('federation provider administration', () => {
 
   it('PUT refuses a ${VAR} outside SVC_OAUTH_*: an admin document cannot send the signing key anywhere', async () => {
     const before = await eventsOfStream(service.kernel.pool, 'federation-exfil');
-    for (const spec of [{ client_id: '${SVC_SIGNING_KEY}' }, { client_secret: '${DATABASE_URL}' }, { scope: 'openid ${HOME}' }]) {
+    const attempts: [Record<string, string>, RegExp][] = [
+      [{ client_id: '${SVC_SIGNING_KEY}' }, /SVC_OAUTH_/],
+      [{ client_secret: '${DATABASE_URL}' }, /SVC_OAUTH_/],
+      // Outside the credentials no variable is resolved at all (secrets.e2e.test.ts).
+      [{ scope: 'openid ${HOME}' }, /resolved only in client_id and client_secret/],
+    ];
+    for (const [spec, detail] of attempts) {
       const put = await api.put('/auth/admin/federation/exfil', { ...partnerDocument(PARTNER.secret, spec), metadata: { name: 'exfil' } });
       expectError(put, 400, 'BAD_REQUEST');
-      expect(put.body.detail).to.match(/SVC_OAUTH_/);
+      expect(put.body.detail).to.match(detail);
     }
     expect(await eventsOfStream(service.kernel.pool, 'federation-exfil')).to.deep.equal(before);
     expectError(await call(service.url, 'GET', '/auth/oauth/exfil/start'), 404);
@@ -220,15 +226,39 @@ describe('built-in providers from SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET alone',
     await service?.close();
   });
 
-  it('lists github (environment source) without its secret; a missing secret answers 501; unset providers are absent', async () => {
+  it('lists github (environment source) without its secret; a missing secret answers 501', async () => {
     const list = await api.get('/auth/admin/federation');
     expect(JSON.stringify(list.body)).to.not.include('gh-env-secret-value');
     const byName = Object.fromEntries((list.body as any[]).map((p) => [p.metadata.name, p]));
-    expect(Object.keys(byName).sort()).to.deep.equal(['github', 'google']);
     expect(byName.github).to.deep.include({ source: 'environment', has_credentials: true });
     expect(byName.google).to.deep.include({ source: 'environment', has_credentials: false });
-    expectError(await call(service.url, 'GET', '/auth/oauth/google/start'), 501);
-    expectError(await call(service.url, 'GET', '/auth/oauth/microsoft/start'), 404);
+    expectError(await call(service.url, 'GET', '/auth/oauth/google/start'), 501, 'NOT_IMPLEMENTED');
+  });
+
+  it('google, github and microsoft always exist: a built-in without any file or variable answers 501, not 404', async () => {
+    for (const path of ['/auth/oauth/microsoft/start', '/auth/oauth/microsoft/callback?code=x&state=y']) {
+      const result = await call(service.url, 'GET', path);
+      expectError(result, 501, 'NOT_IMPLEMENTED');
+      expect(result.body.detail).to.match(/microsoft.*credentials/);
+    }
+    const list = await api.get('/auth/admin/federation');
+    expect((list.body as any[]).map((p) => p.metadata.name).sort()).to.deep.equal(['github', 'google', 'microsoft']);
+    const microsoft = await api.get('/auth/admin/federation/microsoft');
+    expect(microsoft.status).to.equal(200);
+    expect(microsoft.body).to.deep.include({ source: 'environment', has_credentials: false, enabled: true });
+    expectError(await call(service.url, 'GET', '/auth/oauth/nosuch/start'), 404, 'NOT_FOUND');
+  });
+
+  it('a saved document whose variables are unset is skipped: the built-in of that name still exists (501)', async () => {
+    const put = await api.put('/auth/admin/federation/microsoft', { spec: { provider: 'microsoft', client_id: 'ms-id', client_secret: '${SVC_OAUTH_NEVER_SET_SECRET}' } });
+    expect(put.status, JSON.stringify(put.body)).to.equal(200);
+    expect(put.body.skipped).to.match(/SVC_OAUTH_NEVER_SET_SECRET/);
+    try {
+      expectError(await call(service.url, 'GET', '/auth/oauth/microsoft/start'), 501, 'NOT_IMPLEMENTED');
+      expect((await api.get('/auth/admin/federation/microsoft')).body).to.deep.include({ source: 'environment', has_credentials: false });
+    } finally {
+      expect((await api.delete('/auth/admin/federation/microsoft')).status).to.equal(204);
+    }
   });
 
   it("sends the browser to GitHub's real authorize endpoint with the environment client id", async () => {

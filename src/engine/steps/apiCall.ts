@@ -1,5 +1,7 @@
 // APICall: an HTTP request with timeout and bounded retries; request and response go into the journal.
+import { OutboundRefusedError } from '../../kernel/errors.js';
 import type { JsonObject, JsonValue } from '../../kernel/json.js';
+import type { OutboundFetch } from '../../outbound/fetch.js';
 import { readPath, render } from '../template.js';
 import { errorOutcome, type StepExecutor, type StepOutcome } from './types.js';
 
@@ -40,12 +42,14 @@ export const executeApiCall: StepExecutor = async ({ step, context }, deps) => {
   } else {
     for (attempts = 1; attempts <= retries + 1; attempts++) {
       try {
-        response = await send(url, method, headers, body, timeoutMs);
+        response = await send(deps.fetch, url, method, headers, body, timeoutMs);
         failure = undefined;
         if (response.status < 500 && response.status !== 429) break;
       } catch (error) {
         response = undefined;
         failure = (error as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : (error as Error).message;
+        // The policy answers the same on every attempt.
+        if (error instanceof OutboundRefusedError) break;
       }
       if (attempts <= retries) await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** (attempts - 1))));
     }
@@ -60,7 +64,7 @@ export const executeApiCall: StepExecutor = async ({ step, context }, deps) => {
   return { signal: 'default', changes: { set: extract(step.config.response, response.body), unset: [] }, journal } satisfies StepOutcome;
 };
 
-async function send(url: string, method: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<ApiResponse> {
+async function send(fetch: OutboundFetch, url: string, method: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<ApiResponse> {
   const reply = await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(timeoutMs), redirect: 'follow' });
   const text = await reply.text();
   let parsed: JsonValue = text;

@@ -1,6 +1,7 @@
 // MCP: calls a tool on the server an `mcp` artifact describes; the result goes into the context.
 import { callMcpTool, type McpServerConfig, type McpToolResult } from '../../agents/mcpClient.js';
 import type { JsonObject } from '../../kernel/json.js';
+import { outboundRefusalIn } from '../../outbound/fetch.js';
 import { readPath, render } from '../template.js';
 import { errorOutcome, type StepExecutor } from './types.js';
 
@@ -22,10 +23,11 @@ export const executeMcp: StepExecutor = async ({ step, context, principal }, dep
       // The run's tenant: another tenant's upload of the name is never reached.
       const server = await deps.artifacts.resolve(principal?.tenant ?? null, config.server, 'mcp');
       if (!server) return errorOutcome(`mcp.server must be an artifact:// reference to an mcp artifact`, { step: step.id });
-      result = await callMcpTool(server.content as McpServerConfig, tool, args, timeoutMs, deps.projectDir);
+      result = await callMcpTool(server.content as McpServerConfig, tool, args, { timeoutMs, fetch: deps.fetch, cwd: deps.projectDir });
     }
   } catch (error) {
-    return { ...errorOutcome(`MCP ${tool} failed: ${(error as Error).message}`, { step: step.id }), journal: { request } };
+    const message = (outboundRefusalIn(error) ?? (error as Error)).message;
+    return { ...errorOutcome(`MCP ${tool} failed: ${message}`, { step: step.id }), journal: { request } };
   }
   const journal = { request, result };
   if (result.is_error) return { ...errorOutcome(`MCP ${tool} answered with an error`, { step: step.id, result: result.value }), journal };

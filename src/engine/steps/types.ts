@@ -6,6 +6,7 @@ import type { NewEvent } from '../../eventstore/types.js';
 import type { JsonObject } from '../../kernel/json.js';
 import type { RecordCommands } from '../../models/records.js';
 import type { ModelRegistry } from '../../models/registry.js';
+import type { OutboundFetch } from '../../outbound/fetch.js';
 import type { StepDefinition, WorkflowDefinition } from '../../workflows/definition.js';
 import type { Runner } from '../nodes.js';
 import type { RunPrincipal } from '../state.js';
@@ -43,6 +44,8 @@ export interface StepDeps {
   recorded?: RecordedAnswers;
   /** Where stdio MCP servers start, so their project-relative arguments resolve (default: the process's cwd). */
   projectDir?: string;
+  /** Every request an APICall or MCP step sends out goes through it (the destination policy). */
+  fetch: OutboundFetch;
 }
 
 export type StepExecutor = (input: StepInput, deps: StepDeps, tx?: EventTransaction) => Promise<StepOutcome>;

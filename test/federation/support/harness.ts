@@ -1,6 +1,9 @@
 // The federation test bench: the fake provider, the service on a fixed port with the fixture project,
 // and a browser that follows the redirects by hand and keeps the binding cookie.
 import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type { Pool } from '../../../src/db/pool.js';
@@ -10,7 +13,27 @@ import { call, type HttpResult } from '../../support/http.js';
 import { startTestService, type TestEnv } from '../../support/service.js';
 import { FakeProvider, type FakeProfile } from './fakeProvider.js';
 
-export const PROJECT_DIR = fileURLToPath(new URL('../fixtures/project', import.meta.url));
+const FIXTURE_PROJECT = fileURLToPath(new URL('../fixtures/project', import.meta.url));
+/** How the fixture files name the fake provider's origin (only credentials take `${VAR}`s). */
+const FAKE_ORIGIN_PLACEHOLDER = 'http://fake-idp.test';
+
+const copies = new Set<string>();
+process.once('exit', () => {
+  for (const dir of copies) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A copy of the fixture project whose providers point at this fake provider. */
+export function fixtureProject(fake: FakeProvider): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svc-federation-'));
+  copies.add(dir);
+  cpSync(FIXTURE_PROJECT, dir, { recursive: true });
+  const folder = path.join(dir, 'federation');
+  for (const file of readdirSync(folder)) {
+    const target = path.join(folder, file);
+    writeFileSync(target, readFileSync(target, 'utf8').replaceAll(FAKE_ORIGIN_PLACEHOLDER, fake.url));
+  }
+  return dir;
+}
 
 /** Client credentials the fixture files resolve to, registered with the fake provider. */
 export const CLIENTS = {
@@ -33,7 +56,6 @@ export function federationEnv(fake: FakeProvider, port: number, extra: TestEnv =
   return {
     PORT: String(port),
     SVC_OAUTH_BASE_URL: `http://127.0.0.1:${port}`,
-    FAKE_IDP_PORT: String(fake.port),
     FAKE_GOOGLE_CLIENT_SECRET: CLIENTS.google.secret,
     FAKE_MS_CLIENT_SECRET: CLIENTS.microsoft.secret,
     FAKE_ENTRA_CLIENT_SECRET: CLIENTS.entra.secret,
@@ -50,7 +72,7 @@ export async function startFederationService(fake: FakeProvider, options: { env?
   const port = await freePort();
   return startTestService({
     databaseUrl: options.databaseUrl ?? (await createTestDatabase()),
-    projectDir: PROJECT_DIR,
+    projectDir: fixtureProject(fake),
     env: federationEnv(fake, port, options.env),
   });
 }
