@@ -3,9 +3,11 @@ import { randomUUID } from 'node:crypto';
 import express, { type RequestHandler, type Router } from 'express';
 import { pinoHttp } from 'pino-http';
 import { refuseUnsafeJson } from '../kernel/json.js';
-import type { Logger } from '../kernel/logger.js';
+import type { pino } from 'pino';
+import { queryWithoutCredentials, withoutCredentials, type Logger } from '../kernel/logger.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { parseQueryString } from './queryString.js';
+import { apiSecurityHeaders } from './securityHeaders.js';
 
 export interface AppOptions {
   logger: Logger;
@@ -29,6 +31,7 @@ export function createApp({ logger, bodyLimitBytes, routers }: AppOptions): expr
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', parseQueryString);
+  app.use(apiSecurityHeaders);
   app.use(
     pinoHttp({
       logger,
@@ -40,6 +43,14 @@ export function createApp({ logger, bodyLimitBytes, routers }: AppOptions): expr
       },
       customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
       autoLogging: { ignore: (req) => req.url === '/health' },
+      // No log line carries a credential from a URL: request URLs and queries, redirect Locations.
+      serializers: {
+        req: (req: pino.SerializedRequest) => ({ ...req, url: withoutCredentials(req.url), query: queryWithoutCredentials(req.query ?? {}) }),
+        res: (res: pino.SerializedResponse) => {
+          const location = res.headers?.location;
+          return typeof location === 'string' ? { ...res, headers: { ...res.headers, location: withoutCredentials(location) } } : res;
+        },
+      },
     }),
   );
   // strict: false: a well-formed JSON scalar or null reaches the route, whose validation answers 422 (not "Malformed JSON").
