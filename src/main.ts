@@ -227,7 +227,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
         docsRouter({ workflows, models, crudEnabled: settings.exposeModelCrud }),
         registryRouter({ workflows, models, artifacts, agentModels: project.agentModels, federation: federationProviders, authenticator }),
         mcpRouter({ workflows, models, executor, authenticator, syncTimeoutMs: settings.syncTimeoutMs }),
-        grpcRouter({ pool, workflows, models, executor, follower, authenticator }),
+        grpcRouter({ pool, workflows, models, executor, follower, authenticator, readMaxBytes: settings.bodyLimitBytes }),
         devRouter({ settings, authenticator, auth }),
         workflowRoutes({ workflows, versions, authenticator, projectDir: settings.projectDir }),
         modelAdminRouter({

@@ -3,7 +3,8 @@ import { Router } from 'express';
 import { BadRequestError } from '../kernel/errors.js';
 import { compileValidator } from '../kernel/validation.js';
 import type { Authenticator } from './middleware.js';
-import { tokenResponse, type AuthService } from './service.js';
+import { answerToken } from './answerToken.js';
+import type { AuthService } from './service.js';
 import type { SigningKeys } from './keys.js';
 
 const bootstrapBody = compileValidator<{ email: string; password: string; tenant?: string }>({
@@ -34,7 +35,7 @@ export function authRouter(deps: { auth: AuthService; authenticator: Authenticat
   router.post('/auth/bootstrap', async (req, res) => {
     const body = bootstrapBody.parse(req.body ?? {});
     const { userId, minted } = await auth.bootstrap(body.email, body.password, body.tenant);
-    res.status(200).json({ ...tokenResponse(minted), message: 'Bootstrap complete: superadmin created', user_id: userId });
+    answerToken(res, minted, { message: 'Bootstrap complete: superadmin created', user_id: userId });
   });
 
   router.post('/auth/token', async (req, res) => {
@@ -42,8 +43,7 @@ export function authRouter(deps: { auth: AuthService; authenticator: Authenticat
     if (body.grant_type !== undefined && body.grant_type !== 'password') {
       throw new BadRequestError('unsupported grant_type: only "password" is accepted here');
     }
-    res.setHeader('Cache-Control', 'no-store');
-    res.json(tokenResponse(await auth.login(body.username, body.password)));
+    answerToken(res, await auth.login(body.username, body.password));
   });
 
   router.get('/auth/me', authenticator.authenticate, (req, res) => {
@@ -57,8 +57,7 @@ export function authRouter(deps: { auth: AuthService; authenticator: Authenticat
   });
 
   router.post('/auth/refresh', authenticator.authenticate, async (req, res) => {
-    res.setHeader('Cache-Control', 'no-store');
-    res.json(tokenResponse(await auth.refresh(req.principal!)));
+    answerToken(res, await auth.refresh(req.principal!));
   });
 
   router.post('/auth/logout', authenticator.authenticate, async (req, res) => {

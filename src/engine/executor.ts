@@ -321,9 +321,14 @@ export class RunExecutor {
   private async failOnEngineError(drive: Drive, error: unknown): Promise<void> {
     this.options.logger.error({ err: error, runId: drive.runId }, 'run failed on an engine error');
     if (drive.fenced || isTerminal(drive.committed.status)) return;
+    // What failed to journal is dropped, except run_started: the failure is recorded on a run that exists.
+    const unjournaledStart = drive.committed.exists ? [] : drive.pending.filter((event) => event.type === 'run_started');
     drive.pending = [];
     drive.state = drive.committed;
-    this.writer.push(drive, runEvent('run_failed', { error: { message: 'engine failure', details: (error as Error)?.message ?? String(error) }, status_code: 500 }));
+    for (const event of unjournaledStart) this.writer.push(drive, event);
+    // The error's own text (a database refusal, a connection error) is for the log, never for the client.
+    const details = `run ${drive.runId} failed on an internal error; the service log has the cause`;
+    this.writer.push(drive, runEvent('run_failed', { error: { message: 'engine failure', details }, status_code: 500 }));
     await this.writer.flush(drive).catch((flushError: unknown) => this.options.logger.error({ err: flushError, runId: drive.runId }, 'could not journal the failure'));
   }
 

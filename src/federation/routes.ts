@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import { parse as parseCookies } from 'cookie';
 import type { Authenticator } from '../auth/middleware.js';
-import { tokenResponse } from '../auth/service.js';
+import { answerToken } from '../auth/answerToken.js';
 import type { Settings } from '../config/settings.js';
 import { runCommand } from '../eventstore/command.js';
 import type { EventStore } from '../eventstore/store.js';
@@ -54,7 +54,7 @@ export function federationRouter(deps: {
       res.redirect(302, target.toString());
       return;
     }
-    res.json(tokenResponse(minted));
+    answerToken(res, minted);
   });
 
   const admin = authenticator.requireDeploymentAdmin('federation providers sign users in to every tenant');

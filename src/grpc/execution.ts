@@ -8,7 +8,7 @@ import type { Authenticator } from '../auth/middleware.js';
 import type { RunExecutor } from '../engine/executor.js';
 import type { LogFollower } from '../eventstore/follow.js';
 import { isAppError, ValidationError, type ErrorCode } from '../kernel/errors.js';
-import { isJsonObject, rejectForbiddenKeys, type JsonObject } from '../kernel/json.js';
+import { ForbiddenKeyError, isJsonObject, refuseUnsafeJson, type JsonObject } from '../kernel/json.js';
 import { compileValidator } from '../kernel/validation.js';
 import type { ModelRegistry } from '../models/registry.js';
 import type { Pool } from '../db/pool.js';
@@ -30,6 +30,8 @@ export interface ExecutionDeps {
   executor: RunExecutor;
   follower: LogFollower;
   authenticator: Authenticator;
+  /** SVC_BODY_LIMIT_BYTES: the most a request message may take, compressed or decompressed. */
+  readMaxBytes: number;
 }
 
 const CONNECT_CODES: Partial<Record<ErrorCode, Code>> = {
@@ -44,6 +46,9 @@ const CONNECT_CODES: Partial<Record<ErrorCode, Code>> = {
 export function grpcMiddleware(deps: ExecutionDeps): RequestHandler {
   return expressConnectMiddleware({
     requestPathPrefix: GRPC_PREFIX,
+    // Checked against a frame's declared length before it is read, and as the cap on inflating it:
+    // an over-limit message is refused (resource_exhausted) without being decompressed whole.
+    readMaxBytes: deps.readMaxBytes,
     routes: (router: ConnectRouter) => router.service(Execution, { runWorkflow: (request, context) => runWorkflow(deps, request, context) }),
   });
 }
@@ -127,10 +132,11 @@ async function* framesOf(events: Observable<import('../eventstore/types.js').Rec
 function parsePayload(text: string): JsonObject {
   let value: unknown;
   try {
-    value = text.trim() === '' ? {} : JSON.parse(text, rejectForbiddenKeys);
+    value = text.trim() === '' ? {} : JSON.parse(text);
   } catch (error) {
     throw new ConnectError(`payload_json is not valid JSON: ${(error as Error).message}`, Code.InvalidArgument);
   }
+  refuseUnsafeJson(value, 'body');
   if (!isJsonObject(value)) throw new ValidationError([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
   return value;
 }
@@ -138,6 +144,7 @@ function parsePayload(text: string): JsonObject {
 function toConnectError(error: unknown): ConnectError {
   if (error instanceof ConnectError) return error;
   if (error instanceof ValidationError) return new ConnectError(JSON.stringify({ detail: error.issues }), Code.InvalidArgument);
+  if (error instanceof ForbiddenKeyError) return new ConnectError(`payload_json may not contain the key "${error.key}"`, Code.InvalidArgument);
   if (isAppError(error)) return new ConnectError(error.message, CONNECT_CODES[error.code] ?? Code.Internal);
   return new ConnectError('Internal server error', Code.Internal);
 }

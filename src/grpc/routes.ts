@@ -1,9 +1,30 @@
 // Mounts the Connect handlers (gRPC-Web, gRPC, Connect) under /grpc; they read the raw body themselves.
-import { Router } from 'express';
-import { grpcMiddleware, type ExecutionDeps } from './execution.js';
+import { Router, type RequestHandler } from 'express';
+import { GRPC_PREFIX, grpcMiddleware, type ExecutionDeps } from './execution.js';
+
+/** Time for the client to read the answer before a connection with an unread body is cut. */
+const UNREAD_BODY_GRACE_MS = 1000;
+
+/**
+ * Connect answers a message it refuses by its header (over SVC_BODY_LIMIT_BYTES) without reading the
+ * rest of the request. Kept alive, the connection would read that rest as the next request and hang,
+ * or hold a client that is still uploading; such an answer ends the connection (the client
+ * reconnects for its next call), and cuts it shortly after.
+ */
+const endConnectionAfterUnreadBody: RequestHandler = (req, res, next) => {
+  // Taken now: by 'finish' the response has let go of its socket.
+  const { socket } = req;
+  res.once('finish', () => {
+    if (req.complete) return;
+    socket.end();
+    setTimeout(() => socket.destroy(), UNREAD_BODY_GRACE_MS).unref();
+  });
+  next();
+};
 
 export function grpcRouter(deps: ExecutionDeps): Router {
   const router = Router();
+  router.use(GRPC_PREFIX, endConnectionAfterUnreadBody);
   router.use(grpcMiddleware(deps));
   return router;
 }

@@ -1,11 +1,13 @@
 // The express application: request ids and logs, JSON bodies, feature routers, the error map.
 import { randomUUID } from 'node:crypto';
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import { pinoHttp } from 'pino-http';
-import { rejectForbiddenKeys } from '../kernel/json.js';
-import type { Logger } from '../kernel/logger.js';
+import { refuseUnsafeJson } from '../kernel/json.js';
+import type { pino } from 'pino';
+import { queryWithoutCredentials, withoutCredentials, type Logger } from '../kernel/logger.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { parseQueryString } from './queryString.js';
+import { apiSecurityHeaders } from './securityHeaders.js';
 
 export interface AppOptions {
   logger: Logger;
@@ -15,11 +17,21 @@ export interface AppOptions {
 
 const REQUEST_ID_PATTERN = /^[\w.\-:]{1,128}$/;
 
+/**
+ * Every parsed body, before any route: too deep, a prototype key or text PostgreSQL cannot store is
+ * refused here, on every route alike. JSON.parse itself does not recurse; this check does not either.
+ */
+const refuseUnsafeBody: RequestHandler = (req, _res, next) => {
+  if (req.body !== undefined) refuseUnsafeJson(req.body, 'body');
+  next();
+};
+
 export function createApp({ logger, bodyLimitBytes, routers }: AppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', parseQueryString);
+  app.use(apiSecurityHeaders);
   app.use(
     pinoHttp({
       logger,
@@ -31,11 +43,20 @@ export function createApp({ logger, bodyLimitBytes, routers }: AppOptions): expr
       },
       customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
       autoLogging: { ignore: (req) => req.url === '/health' },
+      // No log line carries a credential from a URL: request URLs and queries, redirect Locations.
+      serializers: {
+        req: (req: pino.SerializedRequest) => ({ ...req, url: withoutCredentials(req.url), query: queryWithoutCredentials(req.query ?? {}) }),
+        res: (res: pino.SerializedResponse) => {
+          const location = res.headers?.location;
+          return typeof location === 'string' ? { ...res, headers: { ...res.headers, location: withoutCredentials(location) } } : res;
+        },
+      },
     }),
   );
   // strict: false: a well-formed JSON scalar or null reaches the route, whose validation answers 422 (not "Malformed JSON").
-  app.use(express.json({ strict: false, limit: bodyLimitBytes, reviver: rejectForbiddenKeys, type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ strict: false, limit: bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: bodyLimitBytes }));
+  app.use(refuseUnsafeBody);
   for (const router of routers) app.use(router);
   app.use(notFoundHandler);
   app.use(errorHandler);

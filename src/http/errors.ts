@@ -23,10 +23,15 @@ export interface ErrorBody {
   code: ErrorCode;
 }
 
-/** Errors raised by body-parser carry `type`, `status` and `expose`. */
-interface BodyParserError extends Error {
+/**
+ * Errors raised while reading a body (body-parser, raw-body, zlib), made by http-errors: a `status`,
+ * `expose: true` for a client's mistake, and a `type` for most (not for a body that fails to decompress).
+ */
+interface BodyReadError extends Error {
   type?: string;
   status?: number;
+  expose?: boolean;
+  errno?: number;
 }
 
 /** A PostgreSQL error (pg's DatabaseError carries a SQLSTATE `code` and a `severity`) of class 22, data exception. */
@@ -42,22 +47,29 @@ export function statusOf(error: AppError): number {
 /** Translates anything thrown into an AppError; unknown errors become INTERNAL without details. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
-  const parserError = error as BodyParserError;
-  if (parserError?.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'Request body too large');
-  if (parserError?.type === 'entity.parse.failed') {
-    const forbidden = /JSON key "([^"]+)" is not allowed/.exec(parserError.message);
-    return new AppError('BAD_REQUEST', forbidden ? `Request body may not contain the key "${forbidden[1]}"` : 'Malformed JSON body');
-  }
   // The router marks a path parameter it cannot percent-decode with status 400: a client mistake.
-  if (error instanceof URIError && parserError.status === 400) return new AppError('BAD_REQUEST', 'Malformed percent-encoding in the URL path');
+  if (error instanceof URIError && (error as BodyReadError).status === 400) return new AppError('BAD_REQUEST', 'Malformed percent-encoding in the URL path');
   if (error instanceof ForbiddenKeyError) return new AppError('BAD_REQUEST', `Request body may not contain the key "${error.key}"`);
-  if (typeof parserError?.type === 'string' && typeof parserError.status === 'number' && parserError.status < 500) {
-    return new AppError('BAD_REQUEST', parserError.message);
-  }
+  const bodyError = fromBodyReading(error as BodyReadError | undefined);
+  if (bodyError) return bodyError;
   // Safety net behind validation: a value the database refuses as data (SQLSTATE class 22: out of
   // range, bad encoding, invalid datetime...) came with the request.
   if (isDataException(error)) return new AppError('BAD_REQUEST', 'A value in the request is not valid for the database', { sqlstate: error.code }, { cause: error });
   return new AppError('INTERNAL', 'Internal server error', {}, { cause: error });
+}
+
+/** A body that could not be read, decompressed or parsed is the client's mistake: 413 or 400, never 500. */
+function fromBodyReading(error: BodyReadError | undefined): AppError | undefined {
+  if (!(error instanceof Error) || typeof error.status !== 'number' || error.status >= 500) return undefined;
+  if (error.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'Request body too large');
+  if (error.type === 'entity.parse.failed') return new AppError('BAD_REQUEST', 'Malformed JSON body');
+  if (error.type === 'encoding.unsupported') return new AppError('BAD_REQUEST', `${error.message}: send gzip, deflate, br or no Content-Encoding`);
+  if (typeof error.type === 'string') return new AppError('BAD_REQUEST', error.message);
+  // zlib's own error (it carries an errno), passed on by body-parser with status 400 and no type.
+  if (error.expose === true && typeof error.errno === 'number') {
+    return new AppError('BAD_REQUEST', 'The request body cannot be decompressed: it does not match its Content-Encoding');
+  }
+  return undefined;
 }
 
 export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {

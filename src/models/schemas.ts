@@ -1,6 +1,6 @@
 // The three JSON Schema variants of a model (create, read, update), compiled once with ajv.
-import { ValidationError, type ValidationIssue } from '../kernel/errors.js';
-import { isJsonObject } from '../kernel/json.js';
+import { ValidationError } from '../kernel/errors.js';
+import { inspectJson } from '../kernel/json.js';
 import { compileValidator, type Validator } from '../kernel/validation.js';
 import type { FieldDefinition, FieldType, ModelDefinition } from './definition.js';
 
@@ -63,30 +63,26 @@ export interface ModelValidators {
 
 export function compileModelValidators(model: ModelDefinition): ModelValidators {
   return {
-    create: refusingNul(compileValidator(variantSchema(model, 'create'))),
-    update: refusingNul(compileValidator(variantSchema(model, 'update'))),
+    create: refusingUnstorableText(compileValidator(variantSchema(model, 'create'))),
+    update: refusingUnstorableText(compileValidator(variantSchema(model, 'update'))),
   };
 }
 
-/** PostgreSQL text and jsonb cannot hold U+0000, in a value or a key at any depth (jsonb fields included). */
-function refusingNul<T>(validator: Validator<T>): Validator<T> {
-  const issues = (value: unknown) => [...validator.issues(value), ...nulIssues(value, ['body'])];
+/**
+ * PostgreSQL text and jsonb cannot hold U+0000 or a lone surrogate, in a value or a key at any depth
+ * (jsonb fields included). HTTP bodies are refused at the edge already; records a workflow writes
+ * (ModelOp) carry step outputs, which are checked here.
+ */
+function refusingUnstorableText<T>(validator: Validator<T>): Validator<T> {
+  const textIssues = (value: unknown) => inspectJson(value, ['body']).unstorable;
+  const issues = (value: unknown) => [...validator.issues(value), ...textIssues(value)];
   const check = ((value: unknown) => issues(value).length === 0) as Validator<T>;
   check.issues = issues;
   check.parse = (value: unknown): T => {
     const parsed = validator.parse(value);
-    const found = nulIssues(value, ['body']);
+    const found = textIssues(value);
     if (found.length > 0) throw new ValidationError(found);
     return parsed;
   };
   return check;
-}
-
-const NUL_ISSUE = { msg: 'String should not contain the NUL character (U+0000)', type: 'value_error' };
-
-function nulIssues(value: unknown, loc: (string | number)[]): ValidationIssue[] {
-  if (typeof value === 'string') return value.includes('\u0000') ? [{ loc, ...NUL_ISSUE }] : [];
-  if (Array.isArray(value)) return value.flatMap((item, i) => nulIssues(item, [...loc, i]));
-  if (!isJsonObject(value)) return [];
-  return Object.entries(value).flatMap(([key, item]) => [...(key.includes('\u0000') ? [{ loc: [...loc, key], ...NUL_ISSUE }] : []), ...nulIssues(item, [...loc, key])]);
 }

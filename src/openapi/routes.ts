@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
+import { pageSecurityHeaders } from '../http/securityHeaders.js';
 import { buildOpenApi, type OpenApiSources } from './document.js';
 
 const require = createRequire(import.meta.url);
@@ -24,6 +25,7 @@ export function docsRouter(sources: OpenApiSources): Router {
   router.get('/openapi.json', (_req, res) => {
     res.json(buildOpenApi(sources));
   });
+  router.use(['/docs', '/redoc'], pageSecurityHeaders);
   router.use('/docs', swaggerUi.serve);
   router.get('/docs', swaggerUi.setup(undefined, { customSiteTitle: 'svc API', swaggerOptions: { url: '/openapi.json', persistAuthorization: true } }));
   router.get('/redoc', (_req, res) => {

@@ -11,7 +11,7 @@ import { publicView } from '../engine/template.js';
 import { openEventStream, wantsEventStream } from '../http/sse.js';
 import { AppError, NotFoundError, PermissionDeniedError, UnauthenticatedError, ValidationError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
-import { isJsonObject } from '../kernel/json.js';
+import { inspectJson, isJsonObject } from '../kernel/json.js';
 import { compileValidator, type Validator } from '../kernel/validation.js';
 import type { ModelRegistry } from '../models/registry.js';
 import { ClientFrameMapper } from '../runs/clientFrames.js';
@@ -58,6 +58,9 @@ export function triggerRouter(deps: TriggerDeps): Router {
     const fromQuery = workflow.trigger.method === 'GET';
     // A GET's input is its query string, less the trigger's own `wait` parameter; its values are text.
     const raw = fromQuery ? withoutWait(req.query as JsonObject) : req.body === undefined ? {} : req.body;
+    // Bodies were checked at the edge (http/app.ts); a query string becomes stored input only here.
+    const unstorable = fromQuery ? inspectJson(raw, ['query']).unstorable : [];
+    if (unstorable.length > 0) throw new ValidationError(unstorable);
     if (!isJsonObject(raw)) throw new ValidationError([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
     let validator = inputValidators.get(workflow);
     if (!validator) {

@@ -83,4 +83,20 @@ describe('docs UIs and the dev console in Chromium', function () {
       await page.close();
     }
   });
+
+  it('/insight/api-docs opens on the API docs tab: Swagger UI in a frame, under both pages’ CSPs', async function () {
+    const context = requireChromium();
+    const { page, requested, failures } = await recordingPage(context);
+    try {
+      await page.goto(`${service.url}/insight/api-docs`, { waitUntil: 'load' });
+      expect((await page.locator('#tabs a.active').innerText()).trim()).to.equal('API docs');
+      const docs = page.frameLocator('main iframe[src="/docs"]');
+      await docs.locator('.opblock-summary-path[data-path="/api/hello"]').first().waitFor({ state: 'visible', timeout: 20_000 });
+      expect(requested).to.include.members([`${service.url}/insight/insight.js`, `${service.url}/openapi.json`]);
+      expect(offLoopback(requested, service.url), 'requests that left the service').to.deep.equal([]);
+      expect(failures).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
 });

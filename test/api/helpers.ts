@@ -65,13 +65,17 @@ export function launchedBrowser(launched: { browser: BrowserContext } | undefine
   return launched.browser;
 }
 
-/** A new page that records every URL it requests. */
+/** A new page that records every URL it requests, its uncaught errors and what its CSP blocked. */
 export async function recordingPage(context: BrowserContext | Browser): Promise<{ page: Page; requested: string[]; failures: string[] }> {
   const page = await context.newPage();
   const requested: string[] = [];
   const failures: string[] = [];
   page.on('request', (request) => requested.push(request.url()));
   page.on('pageerror', (error) => failures.push(String(error)));
+  // A resource or script the page's Content-Security-Policy blocked: the page is broken under its own policy.
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) failures.push(message.text());
+  });
   return { page, requested, failures };
 }
 

@@ -23,10 +23,10 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const UNDOCUMENTED_ROUTES = [
   'all /mcp',
   'get /docs', 'get /redoc', 'get /redoc/redoc.standalone.js',
-  'get /dev/settings', 'post /dev/token', 'get /insight', 'get /insight/api-docs',
+  'get /dev/settings', 'post /dev/token', 'get /insight', 'get /insight/api-docs', 'get /insight/insight.js',
 ];
-/** Path-scoped middleware serving undocumented paths: Swagger UI assets, the ReDoc folder, the dev-mode gates. */
-const UNDOCUMENTED_MOUNTS = ['/docs', '/redoc', '/dev', '/insight'];
+/** Path-scoped middleware serving undocumented paths: Swagger UI assets, the ReDoc folder, the dev-mode gates, gRPC-Web. */
+const UNDOCUMENTED_MOUNTS = ['/docs', '/redoc', '/dev', '/insight', '/grpc'];
 /** Path-scoped middleware that only guards documented routes (the iam:admin check). */
 const GUARD_MOUNTS = ['/auth/admin', '/admin'];
 const jsonSchemaOf = (content: any) => content?.['application/json']?.schema;

@@ -199,7 +199,11 @@ describe('dev-mode routes', () => {
     expect(String(page.body)).to.not.include(DEV_KEY);
     const docsPage = await call(dev.url, 'GET', '/insight/api-docs');
     expect(docsPage.status).to.equal(200);
-    expect(String(docsPage.body)).to.include("'API docs'");
+    // The same page; its script (a served file, no inline script) opens the API docs tab from the path.
+    expect(String(docsPage.body)).to.include('<script src="/insight/insight.js"></script>');
+    const script = await call(dev.url, 'GET', '/insight/insight.js');
+    expect(script.headers.get('content-type')).to.match(/^text\/javascript/);
+    expect(String(script.body)).to.include("location.pathname.endsWith('/api-docs') ? 'API docs'");
 
     const auto = await start({ ...DEV_ENV, SVC_DEV_AUTO_LOGIN: '1' });
     const embedded = await call(auto.url, 'GET', '/insight');

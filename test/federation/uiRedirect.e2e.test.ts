@@ -66,6 +66,7 @@ describe('federated login with SVC_OAUTH_UI_REDIRECT_URL', () => {
     expect(result.status, JSON.stringify(result.body)).to.equal(200);
     expect(result.headers.get('location')).to.equal(null);
     expect(result.body).to.include({ token_type: 'bearer' });
+    expect(result.headers.get('cache-control')).to.equal('no-store');
     expect(result.headers.get('referrer-policy')).to.equal(null);
   });
 
