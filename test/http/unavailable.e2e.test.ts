@@ -1,8 +1,10 @@
 // A lost database connection, as each layer reports it (the socket, PostgreSQL, node-postgres, the
 // pool), answers 503 UNAVAILABLE with Retry-After and never the internal text; other errors stay 500.
+import { createServer, type Server, type Socket } from 'node:net';
 import { expect } from 'chai';
 import { Router } from 'express';
 import { DatabaseError } from 'pg';
+import { createPool, type Pool } from '../../src/db/pool.js';
 import { createApp } from '../../src/http/app.js';
 import { toAppError } from '../../src/http/errors.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
@@ -94,5 +96,41 @@ describe('connection loss over HTTP', () => {
       const text = JSON.stringify(result.body);
       for (const secret of ['ECONNREFUSED', 'ECONNRESET', '5432', 'terminating', 'Connection terminated', 'not queryable', 'timeout exceeded']) expect(text).to.not.include(secret);
     }
+  });
+});
+
+describe('a database that accepts connections and never answers', () => {
+  // A black-holed network or a hung server: without a connect timeout, every request would hang.
+  let silent: Server;
+  const sockets = new Set<Socket>();
+  let pool: Pool;
+  let http: HttpServer;
+
+  before(async () => {
+    silent = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    pool = createPool({ connectionString: `postgres://svc@127.0.0.1:${port}/svc`, max: 1, connectTimeoutMs: 300 });
+    const router = Router();
+    router.get('/query', async (_req, res) => {
+      res.json((await pool.query('SELECT 1 AS one')).rows);
+    });
+    http = await listen(createApp({ logger: createLogger('silent'), bodyLimitBytes: 1024, routers: [router] }), '127.0.0.1', 0);
+  });
+  after(async () => {
+    await http?.close();
+    for (const socket of sockets) socket.destroy();
+    await pool?.end();
+    await new Promise((resolve) => silent?.close(resolve));
+  });
+
+  it('gives up after the connect timeout and answers 503 with Retry-After', async () => {
+    const result = await call(http.url, 'GET', '/query');
+    expect(result.status, JSON.stringify(result.body)).to.equal(503);
+    expect(result.body.code).to.equal('UNAVAILABLE');
+    expect(Number(result.headers.get('retry-after'))).to.be.greaterThan(0);
   });
 });
