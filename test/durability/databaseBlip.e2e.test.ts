@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { expect } from 'chai';
 import pg from 'pg';
 import { runOverGrpcWeb } from '../../src/client/grpc.js';
+import { SvcClient, SvcRequestError } from '../../src/client/index.js';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, eventually, type Admin, type HttpResult } from '../support/http.js';
 import { startTestService } from '../support/service.js';
@@ -84,6 +85,12 @@ describe('durability: a run start that loses its database connection', function 
     })().catch((error: unknown) => error as { code?: number; rawMessage?: string; name?: string });
     expect(grpcFailure).to.include({ name: 'ConnectError', code: 14 }); // Code.Unavailable
     expectNoInternalText((grpcFailure as { rawMessage?: string }).rawMessage);
+    // The client library reports it as the REST call would: a 503.
+    const clientFailure = await new SvcClient({ baseUrl: service.url, token: admin.token })
+      .execute('outage', { payload: { sleep_ms: 10, tag: 'doom' }, mode: 'grpc' })
+      .catch((error: unknown) => error);
+    expect(clientFailure).to.be.instanceOf(SvcRequestError);
+    expect((clientFailure as SvcRequestError).status).to.equal(503);
 
     const mcp = new McpClient({ name: 'blip-test', version: '1.0.0' });
     await mcp.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${admin.token}` } } }));
