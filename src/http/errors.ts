@@ -40,7 +40,7 @@ export function statusOf(error: AppError): number {
   return STATUS_BY_CODE[error.code];
 }
 
-/** Not saying whether a write got through: a COMMIT cut off in flight may have happened. */
+/** Not saying whether a write got through: the database may have gone away during or after its commit. */
 const DATABASE_UNAVAILABLE = 'The database is unavailable (restarting or out of reach); this request was not acknowledged. Try again after Retry-After seconds';
 
 /** Translates anything thrown into an AppError; unknown errors become INTERNAL without details. */
