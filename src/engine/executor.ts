@@ -380,7 +380,14 @@ export class RunExecutor {
       // Runs an outage cut off here first: their lease may still be this process's own (its release
       // failed with the database away), which other claimers would wait out.
       for (const runId of [...this.cutOff]) {
-        await this.resume(runId);
+        try {
+          await this.resume(runId);
+        } catch (error) {
+          // Still away: this run and the others wait for the next tick. Any other failure is the
+          // run's own; claims pick it up again once its lease has run out.
+          if (isConnectionLoss(error)) throw error;
+          this.options.logger.warn({ err: error, runId }, 'resuming a run cut off by the outage failed');
+        }
         this.cutOff.delete(runId);
       }
       const room = (this.options.maxActiveRuns ?? 100) - this.active.size;
