@@ -32,21 +32,23 @@ export class CommitOutcomeUnknown extends Error {
   }
 }
 
+/** `error` and the errors it was caused by, nearest first. */
+function* causesOf(error: unknown): Generator<Error> {
+  for (let current = error, depth = 0; current instanceof Error && depth < 10; current = current.cause, depth++) yield current;
+}
+
 /** Whether `error`, or an error it was caused by, is a lost or refused database connection. */
 export function isConnectionLoss(error: unknown): boolean {
-  for (let current = error, depth = 0; current instanceof Error && depth < 10; current = current.cause, depth++) {
-    if (current instanceof CommitOutcomeUnknown) return true;
-    const code = (current as { code?: unknown }).code;
+  for (const cause of causesOf(error)) {
+    const code = (cause as { code?: unknown }).code;
     if (typeof code === 'string' && (SOCKET_CODES.has(code) || LOST_SQLSTATE.test(code))) return true;
-    if (LOST_MESSAGES.some((pattern) => pattern.test(current.message))) return true;
+    if (LOST_MESSAGES.some((pattern) => pattern.test(cause.message))) return true;
   }
   return false;
 }
 
 /** Whether `error` says a COMMIT was cut off in flight (anywhere in its causes). */
 export function isCommitOutcomeUnknown(error: unknown): boolean {
-  for (let current = error, depth = 0; current instanceof Error && depth < 10; current = current.cause, depth++) {
-    if (current instanceof CommitOutcomeUnknown) return true;
-  }
+  for (const cause of causesOf(error)) if (cause instanceof CommitOutcomeUnknown) return true;
   return false;
 }
