@@ -77,7 +77,7 @@ export interface KernelOptions {
 /** Everything below HTTP: database, migrations, projections, event store, wake-ups. */
 export async function startKernel(settings: Settings, logger: Logger, options: KernelOptions = {}): Promise<Kernel> {
   const database = options.database ?? (await openDatabase(settings, logger));
-  const pool = createPool({ connectionString: database.url, max: settings.dbPoolSize });
+  const pool = createPool({ connectionString: database.url, max: settings.dbPoolSize, connectTimeoutMs: settings.dbConnectTimeoutMs });
   try {
     if (options.migrate !== false) {
       const applied = await migrate(pool);

@@ -54,6 +54,10 @@ export class ApprovalExpiry {
           if ((error as { code?: string }).code !== 'CONFLICT') this.deps.logger.warn({ err: error, approval: approval.approval_id }, 'expiring an approval failed');
         }
       }
+    } catch (error) {
+      // A timer calls this with nobody to hand a rejection to (it would end the process): the
+      // database is likely away, and the next tick looks again.
+      this.deps.logger.warn({ err: error }, 'sweeping expired approvals failed; trying again at the next tick');
     } finally {
       this.sweeping = false;
     }

@@ -247,6 +247,8 @@ function grpcStatusToHttp(code: number | undefined): number {
       return 422;
     case 10:
       return 409;
+    case 14:
+      return 503;
     default:
       return 500;
   }

@@ -44,6 +44,8 @@ export interface Settings {
   readonly logLevel: LogLevel;
   readonly bodyLimitBytes: number;
   readonly dbPoolSize: number;
+  /** How long opening a database connection, or waiting for a free one, may take before the request is a 503. */
+  readonly dbConnectTimeoutMs: number;
   /** How long a run's lease lasts without a heartbeat; a crashed worker's runs resume after it. */
   readonly runLeaseMs: number;
   /** How often a worker looks for runs nobody drives. */
@@ -69,7 +71,7 @@ const FILE_SETTING_NAMES = [
   'SVC_DEV_MODE', 'SVC_ALLOW_DEV_AUTH', 'SVC_DEV_API_KEY', 'SVC_DEV_AUTO_LOGIN', 'SVC_DEV_IP_ALLOWLIST',
   'SVC_EXPOSE_MODEL_CRUD', 'SVC_OAUTH_BASE_URL', 'SVC_OAUTH_UI_REDIRECT_URL', 'SVC_REDIS_URL',
   'SVC_SYNC_TIMEOUT_MS', 'SVC_TENANT_IDS', 'SVC_WORKERS', 'SVC_LOG_LEVEL', 'SVC_BODY_LIMIT_BYTES', 'SVC_DB_POOL_SIZE',
-  'SVC_RUN_LEASE_MS', 'SVC_RUN_CLAIM_INTERVAL_MS', 'SVC_OUTBOUND_ALLOW',
+  'SVC_DB_CONNECT_TIMEOUT_MS', 'SVC_RUN_LEASE_MS', 'SVC_RUN_CLAIM_INTERVAL_MS', 'SVC_OUTBOUND_ALLOW',
 ] as const;
 
 const DEV_KEY_PATTERN = /^[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}$/;
@@ -153,6 +155,7 @@ export function loadSettings(env: Source = process.env, cwd: string = process.cw
     logLevel: read.oneOf('SVC_LOG_LEVEL', LOG_LEVELS, 'info'),
     bodyLimitBytes: read.integer('SVC_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     dbPoolSize: read.integer('SVC_DB_POOL_SIZE', 10, 1, 200),
+    dbConnectTimeoutMs: read.integer('SVC_DB_CONNECT_TIMEOUT_MS', 10_000, 100, 600_000),
     runLeaseMs: read.integer('SVC_RUN_LEASE_MS', 30_000, 500, 3_600_000),
     runClaimIntervalMs: read.integer('SVC_RUN_CLAIM_INTERVAL_MS', 1000, 50, 600_000),
     outbound: { enforced: envName === 'production', allow: outboundAllow.allow },

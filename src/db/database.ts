@@ -1,10 +1,9 @@
 // Opening the service's database: DATABASE_URL when set, else the embedded cluster of the project.
 import path from 'node:path';
-import pg from 'pg';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../kernel/logger.js';
 import { startEmbeddedPostgres } from './embedded.js';
-import { withDatabase } from './pool.js';
+import { connectClient, withDatabase } from './pool.js';
 
 export interface DatabaseHandle {
   readonly url: string;
@@ -28,8 +27,7 @@ export async function openDatabase(settings: Settings, logger: Logger): Promise<
 
 /** Creates the database if missing; a concurrent creator winning the race is fine. */
 export async function ensureDatabase(serverUrl: string, database: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
+  const client = await connectClient({ connectionString: serverUrl });
   try {
     const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
     if (rowCount === 0) {

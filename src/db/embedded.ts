@@ -6,6 +6,7 @@ import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import type { Logger } from '../kernel/logger.js';
+import { survivesConnectionLoss } from './pool.js';
 
 export interface EmbeddedPostgres {
   readonly url: string;
@@ -131,6 +132,7 @@ async function runningPostmasterPid(dataDir: string): Promise<number | undefined
 
 async function canConnect(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  survivesConnectionLoss(client);
   try {
     await client.connect();
     return true;

@@ -50,6 +50,8 @@ export interface PoolOptions {
   connectionString: string;
   max?: number;
   applicationName?: string;
+  /** How long opening a connection, or waiting for a free one, may take (0: no limit). */
+  connectTimeoutMs?: number;
 }
 
 export function connectionConfig(connectionString: string, applicationName = 'svc'): pg.ClientConfig {
@@ -61,11 +63,31 @@ export function connectionConfig(connectionString: string, applicationName = 'sv
   };
 }
 
-export function createPool({ connectionString, max = 10, applicationName }: PoolOptions): Pool {
-  const pool = new pg.Pool({ ...connectionConfig(connectionString, applicationName), max, idleTimeoutMillis: 30_000 });
+export function createPool({ connectionString, max = 10, applicationName, connectTimeoutMs = 0 }: PoolOptions): Pool {
+  const pool = new pg.Pool({ ...connectionConfig(connectionString, applicationName), max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: connectTimeoutMs });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Nor may a checked-out one: see `survivesConnectionLoss`.
+  pool.on('connect', survivesConnectionLoss);
   return pool;
+}
+
+/**
+ * A client whose connection is lost (PostgreSQL restarts, a backend is terminated) emits 'error';
+ * while it is checked out of the pool, or is a client of its own, nothing else listens, and an
+ * unheard 'error' ends the process. Its holder learns of the loss from the query that fails (every
+ * later one fails too), and the pool drops a broken client when it is released.
+ */
+export function survivesConnectionLoss(client: pg.ClientBase): void {
+  client.on('error', () => undefined);
+}
+
+/** A client of its own (not from a pool), connected, that a lost connection cannot take the process down with. */
+export async function connectClient(config: pg.ClientConfig): Promise<pg.Client> {
+  const client = new pg.Client(config);
+  survivesConnectionLoss(client);
+  await client.connect();
+  return client;
 }
 
 /** Runs `work` in one transaction on a dedicated client; rolls back on any throw. */

@@ -6,6 +6,7 @@ import { checkGuardrails, type Guardrail } from '../agents/guardrails.js';
 import { createLlmClient, type ChatAnswer, type ChatMessage, type LlmClient, type ToolCall, type ToolSpec } from '../agents/llm.js';
 import type { ArtifactCatalog } from '../artifacts/catalog.js';
 import { parseArtifactRef, type Artifact, type ArtifactType } from '../artifacts/artifact.js';
+import { isConnectionLoss } from '../db/connectionLoss.js';
 import type { NewEvent } from '../eventstore/types.js';
 import { newId } from '../kernel/ids.js';
 import type { JsonObject, JsonValue } from '../kernel/json.js';
@@ -107,6 +108,8 @@ export async function runAgent(host: AgentHost, deps: AgentDeps): Promise<AgentR
     };
     conversation = await openingMessages(config, host.context, artifacts);
   } catch (error) {
+    // Artifacts come from the database: its going away is no fault of the step's configuration.
+    if (isConnectionLoss(error)) throw error;
     return fail((error as Error).message);
   }
   const prompt = String(conversation.at(-1)?.content ?? '');

@@ -1,4 +1,5 @@
 // A run as this process drives it: journaled and pending state, and writing it to the run journal.
+import { isCommitOutcomeUnknown } from '../db/connectionLoss.js';
 import type { EventStore, EventTransaction } from '../eventstore/store.js';
 import type { NewEvent, RecordedEvent } from '../eventstore/types.js';
 import type { Clock } from '../kernel/clock.js';
@@ -25,6 +26,8 @@ export interface Drive {
   interrupted: boolean;
   /** Another executor advanced the run: stop touching it. */
   fenced: boolean;
+  /** A write's COMMIT was cut off in flight: the journal may hold more than `committed`. */
+  unsureWrite: boolean;
   /** Resolves once the run is in the journal (its first append committed). */
   markDurable: () => void;
   /** The flush in progress: flushes of one drive run one after the other. */
@@ -124,10 +127,11 @@ export class DriveWriter {
         drive.journal.push(...appended);
         drive.pending = drive.pending.slice(taken);
         this.restate(drive);
-        drive.markDurable();
+        if (drive.committed.exists) drive.markDurable();
         return;
       } catch (error) {
         if (error instanceof LeaseLost) throw new DriveStopped(error.message);
+        if (isCommitOutcomeUnknown(error)) drive.unsureWrite = true;
         if (!(error instanceof VersionConflictError)) throw error;
       }
       if (!(await this.reconcile(drive))) throw new DriveStopped('run advanced elsewhere or ended');

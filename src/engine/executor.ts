@@ -3,6 +3,7 @@
 // steer, abort) written by any worker are merged in between steps.
 import { randomUUID } from 'node:crypto';
 import type { Subscription } from 'rxjs';
+import { isConnectionLoss } from '../db/connectionLoss.js';
 import type { LogFollower } from '../eventstore/follow.js';
 import { selectGlobalHead } from '../eventstore/sql.js';
 import type { EventStore } from '../eventstore/store.js';
@@ -18,6 +19,7 @@ import type { AgentDeps } from './agent.js';
 import { runAgentStep } from './agentStep.js';
 import { applyLocal, DriveStopped, DriveWriter, timesRun, type Drive } from './drive.js';
 import { RunJournal } from './journal.js';
+import { notRecordedError, recordingOf, type RunRecording } from './recording.js';
 import { acquireLease, claimRuns, keepLease, releaseLease, renewLeases } from './leases.js';
 import { finalOutcome, stepEvents } from './outcome.js';
 import { foldRun, initialRunState, isTerminal, type RunPrincipal, type RunState } from './state.js';
@@ -62,6 +64,8 @@ export class RunExecutor {
   private readonly finished = new Map<string, Promise<RunState>>();
   /** Runs whose resume is between its first check and its drive starting (a lease is re-entrant per owner). */
   private readonly resuming = new Set<string>();
+  /** Runs whose drive here ended when the database went away, to resume once it is back. */
+  private readonly cutOff = new Set<string>();
   private subscriptions: Subscription[] = [];
   private heartbeat: NodeJS.Timeout | undefined;
   private claimTimer: NodeJS.Timeout | undefined;
@@ -108,13 +112,15 @@ export class RunExecutor {
   }
 
   /**
-   * Starts a run. With `commitFirst` the run is durable before this returns (a 202 answer);
-   * otherwise run_started goes out with the first step's journal entry.
+   * Starts a run. With `commitFirst` the run is durable before this returns (a 202 answer), or this
+   * throws (UnavailableError when the database did not record it); otherwise run_started goes out
+   * with the first step's journal entry, and `recording` says when (or whether) it did.
+   * `finished` resolves with the run as journaled when its drive here ends.
    */
   async startRun(
     request: StartRun,
     commitFirst: boolean,
-  ): Promise<{ runId: string; finished: Promise<RunState>; durable: Promise<void>; journaled: RunState }> {
+  ): Promise<{ runId: string; finished: Promise<RunState>; recording: Promise<RunRecording>; journaled: RunState }> {
     const runId = newId();
     const { workflow } = request;
     const started = runEvent('run_started', {
@@ -126,9 +132,9 @@ export class RunExecutor {
       trigger: request.trigger,
       first_step: workflow.steps[0]?.id ?? null,
     });
-    let markDurable = () => undefined as void;
-    const durable = new Promise<void>((resolve) => {
-      markDurable = resolve;
+    let settleRecording: (recording: RunRecording) => void = () => undefined;
+    const recording = new Promise<RunRecording>((resolve) => {
+      settleRecording = resolve;
     });
     const drive: Drive = {
       runId,
@@ -142,7 +148,8 @@ export class RunExecutor {
       leaseSeenAt: 0,
       interrupted: false,
       fenced: false,
-      markDurable,
+      unsureWrite: false,
+      markDurable: () => settleRecording(recordingOf(drive)),
       flushing: Promise.resolve(),
       aborted: new AbortController(),
     };
@@ -152,15 +159,16 @@ export class RunExecutor {
         await this.writer.flush(drive);
       } catch (error) {
         this.active.delete(runId);
-        throw error;
+        const recorded = recordingOf(drive);
+        throw isConnectionLoss(error) && recorded.kind !== 'journaled' ? notRecordedError(runId, recorded, error) : error;
       }
     }
     // As journaled when this returns: with `commitFirst`, the run as a 202 describes it, no read needed.
     const journaled = drive.committed;
     const finished = this.track(runId, this.drive(drive));
-    // A run that ends before it was ever journaled (an engine failure) resolves `durable` too.
-    void finished.finally(markDurable);
-    return { runId, finished, durable, journaled };
+    // A drive that ends before the run was ever journaled (the database went away) settles it too.
+    void finished.then(() => settleRecording(recordingOf(drive)));
+    return { runId, finished, recording, journaled };
   }
 
   /** The drive of a run this process executes, if any (for waiting on it). */
@@ -216,6 +224,7 @@ export class RunExecutor {
       leaseSeenAt: askedAt,
       interrupted: false,
       fenced: false,
+      unsureWrite: false,
       markDurable: () => undefined,
       flushing: Promise.resolve(),
       aborted: new AbortController(),
@@ -263,12 +272,24 @@ export class RunExecutor {
       }
       if (drive.pending.length > 0 && !drive.fenced) await this.writer.flush(drive);
     } catch (error) {
-      if (!(error instanceof DriveStopped)) await this.failOnEngineError(drive, error);
+      if (isConnectionLoss(error)) this.leaveForResume(drive, error);
+      else if (!(error instanceof DriveStopped)) await this.failOnEngineError(drive, error);
     } finally {
       this.active.delete(drive.runId);
       if (drive.holdsLease) await releaseLease(this.options.store.pool, drive.runId, this.owner).catch(() => undefined);
     }
-    return drive.state;
+    // What the journal holds, not what this drive had in hand: an answer never reports an outcome
+    // that was not recorded (a failure the drive could not journal, steps a lost commit dropped).
+    return drive.committed;
+  }
+
+  /**
+   * The database went away under the drive: nothing failed, so nothing is journaled as failed. A run
+   * that may be in the journal is resumed by the claim loop once the database is back.
+   */
+  private leaveForResume(drive: Drive, error: unknown): void {
+    this.options.logger.warn({ err: error, runId: drive.runId }, 'the database connection was lost under a run; it resumes once the database is back');
+    if (drive.committed.exists || drive.unsureWrite) this.cutOff.add(drive.runId);
   }
 
   private async runStep(drive: Drive, step: StepDefinition): Promise<void> {
@@ -340,8 +361,9 @@ export class RunExecutor {
     const drive = this.active.get(runId);
     if (!drive || drive.committed.exists) return;
     await this.writer.flush(drive).catch((error: unknown) => {
-      // The run ended or moved on meanwhile: it is journaled (or never will be), `durable` says which.
-      if (!(error instanceof DriveStopped)) throw error;
+      // The run ended or moved on meanwhile, or the database went away (the drive meets that at its
+      // next write): `recording` says what the journal holds.
+      if (!(error instanceof DriveStopped) && !isConnectionLoss(error)) throw error;
     });
   }
 
@@ -360,6 +382,19 @@ export class RunExecutor {
     if (this.claiming || this.stopped) return;
     this.claiming = true;
     try {
+      // Runs an outage cut off here first: their lease may still be this process's own (its release
+      // failed with the database away), which other claimers would wait out.
+      for (const runId of [...this.cutOff]) {
+        try {
+          await this.resume(runId);
+        } catch (error) {
+          // Still away: this run and the others wait for the next tick. Any other failure is the
+          // run's own; claims pick it up again once its lease has run out.
+          if (isConnectionLoss(error)) throw error;
+          this.options.logger.warn({ err: error, runId }, 'resuming a run cut off by the outage failed');
+        }
+        this.cutOff.delete(runId);
+      }
       const room = (this.options.maxActiveRuns ?? 100) - this.active.size;
       if (room <= 0) return;
       const claimed = await claimRuns(this.options.store.pool, this.owner, this.options.leaseMs, room);

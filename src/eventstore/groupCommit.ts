@@ -1,4 +1,5 @@
 // Group commit: writes that wait at the same moment share one commit; each still gets its own outcome.
+import { isCommitOutcomeUnknown } from '../db/connectionLoss.js';
 
 export interface GroupCommitLimits {
   /** Entries one commit takes at most. */
@@ -94,8 +95,10 @@ export class GroupCommit<E, R> {
           if (refusal) waiting.reject(refusal);
         });
         this.queue.unshift(...batch.filter((_, index) => !error.refused.has(index)));
-      } else if (batch.length === 1) {
-        batch[0]!.reject(error);
+      } else if (batch.length === 1 || isCommitOutcomeUnknown(error)) {
+        // A commit cut off in flight may have landed: going again entry by entry could answer a
+        // conflict for what is in fact written. Each entry learns that its outcome is unknown.
+        batch.forEach((waiting) => waiting.reject(error));
       } else {
         await Promise.all(batch.map((waiting) => this.commit([waiting])));
       }

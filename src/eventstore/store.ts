@@ -1,5 +1,6 @@
 // Appending (optimistic concurrency, inline projections, wake-ups after commit) and reading the log.
 import type { DatabaseError } from 'pg';
+import { CommitOutcomeUnknown, isConnectionLoss } from '../db/connectionLoss.js';
 import type { Pool, PoolClient, Queryable } from '../db/pool.js';
 import { VersionConflictError } from '../kernel/errors.js';
 import { GroupCommit } from './groupCommit.js';
@@ -178,7 +179,10 @@ export class EventStore {
       await client.query('BEGIN');
       const tx = new EventTransaction(client, this.projector);
       const result = await work(tx);
-      await client.query('COMMIT');
+      await client.query('COMMIT').catch((error: unknown) => {
+        // Lost in flight, the COMMIT may have happened or not: callers must not take it for a rollback.
+        throw isConnectionLoss(error) ? new CommitOutcomeUnknown(error) : error;
+      });
       if (tx.appended.length > 0) this.onCommit?.(tx.appended);
       return result;
     } catch (error) {

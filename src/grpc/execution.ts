@@ -7,7 +7,8 @@ import { Observable } from 'rxjs';
 import type { Authenticator } from '../auth/middleware.js';
 import type { RunExecutor } from '../engine/executor.js';
 import type { LogFollower } from '../eventstore/follow.js';
-import { isAppError, ValidationError, type ErrorCode } from '../kernel/errors.js';
+import { toAppError } from '../http/errors.js';
+import { ValidationError, type ErrorCode } from '../kernel/errors.js';
 import { ForbiddenKeyError, isJsonObject, refuseUnsafeJson, type JsonObject } from '../kernel/json.js';
 import { compileValidator } from '../kernel/validation.js';
 import type { ModelRegistry } from '../models/registry.js';
@@ -41,6 +42,7 @@ const CONNECT_CODES: Partial<Record<ErrorCode, Code>> = {
   BAD_REQUEST: Code.InvalidArgument,
   VALIDATION_FAILED: Code.InvalidArgument,
   CONFLICT: Code.Aborted,
+  UNAVAILABLE: Code.Unavailable,
 };
 
 export function grpcMiddleware(deps: ExecutionDeps): RequestHandler {
@@ -65,14 +67,24 @@ async function* runWorkflow(deps: ExecutionDeps, request: RunWorkflowRequest, co
     input = parsePayload(request.payloadJson);
     const resolved = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', deps.models);
     compileValidator<JsonObject>('schema' in resolved ? resolved.schema : { type: 'object' }).parse(input);
-    ({ runId } = await deps.executor.startRun({ workflow, input, principal, trigger: 'grpc' }, false));
+    // Journaled before the first frame: frames come from the journal, and a run the database did not
+    // record must fail the call (Unavailable), not leave a stream that never speaks.
+    ({ runId } = await deps.executor.startRun({ workflow, input, principal, trigger: 'grpc' }, true));
   } catch (error) {
     throw toConnectError(error);
   }
   context.responseHeader.set('x-svc-run-id', runId);
+  try {
+    yield* stepEvents(deps, runId, input, context.signal);
+  } catch (error) {
+    throw toConnectError(error);
+  }
+}
+
+async function* stepEvents(deps: ExecutionDeps, runId: string, input: JsonObject, signal: AbortSignal): AsyncGenerator<StepEvent> {
   const frames = new ClientFrameMapper(input);
   const events = deps.follower.subscribeToStream(runStream(runId), 0);
-  for await (const frame of framesOf(events, frames, context.signal)) {
+  for await (const frame of framesOf(events, frames, signal)) {
     const data = frame.data;
     const event = create(StepEventSchema, {
       eventType: frame.event,
@@ -86,7 +98,8 @@ async function* runWorkflow(deps: ExecutionDeps, request: RunWorkflowRequest, co
       outputJson: frame.event === 'done' ? JSON.stringify(data.output ?? null) : '',
       message: String(data.message ?? ''),
       details: String(data.details ?? ''),
-      runJson: frame.event === 'suspended' ? JSON.stringify(runDescriptorOrId(await findRun(deps.pool, runId), runId)) : '',
+      // The descriptor is a courtesy: without the database, the frame still goes out with the id.
+      runJson: frame.event === 'suspended' ? JSON.stringify(runDescriptorOrId(await findRun(deps.pool, runId).catch(() => undefined), runId)) : '',
     });
     yield event;
     if (frame.isLast) return;
@@ -141,10 +154,13 @@ function parsePayload(text: string): JsonObject {
   return value;
 }
 
+/** The HTTP error map's verdict (a lost database connection is UNAVAILABLE, never its text) as a Connect code. */
 function toConnectError(error: unknown): ConnectError {
   if (error instanceof ConnectError) return error;
   if (error instanceof ValidationError) return new ConnectError(JSON.stringify({ detail: error.issues }), Code.InvalidArgument);
   if (error instanceof ForbiddenKeyError) return new ConnectError(`payload_json may not contain the key "${error.key}"`, Code.InvalidArgument);
-  if (isAppError(error)) return new ConnectError(error.message, CONNECT_CODES[error.code] ?? Code.Internal);
-  return new ConnectError('Internal server error', Code.Internal);
+  const appError = toAppError(error);
+  // A run a cut-off COMMIT may have recorded is named, for the client to look up.
+  const runId = appError.fields.runId;
+  return new ConnectError(appError.message, CONNECT_CODES[appError.code] ?? Code.Internal, typeof runId === 'string' ? { 'x-svc-run-id': runId } : undefined);
 }

@@ -1,6 +1,7 @@
 // The one map from errors to HTTP: status, body `{detail, code}`, 422 `{detail: [...]}`, never a stack.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { AppError, NotFoundError, ValidationError, type ErrorCode } from '../kernel/errors.js';
+import { isConnectionLoss } from '../db/connectionLoss.js';
+import { AppError, NotFoundError, UnavailableError, ValidationError, type ErrorCode } from '../kernel/errors.js';
 import { ForbiddenKeyError } from '../kernel/json.js';
 
 const STATUS_BY_CODE: Record<ErrorCode, number> = {
@@ -44,6 +45,9 @@ export function statusOf(error: AppError): number {
   return STATUS_BY_CODE[error.code];
 }
 
+/** Not saying whether a write got through: the database may have gone away during or after its commit. */
+const DATABASE_UNAVAILABLE = 'The database is unavailable (restarting or out of reach); this request was not acknowledged. Try again after Retry-After seconds';
+
 /** Translates anything thrown into an AppError; unknown errors become INTERNAL without details. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
@@ -55,6 +59,8 @@ export function toAppError(error: unknown): AppError {
   // Safety net behind validation: a value the database refuses as data (SQLSTATE class 22: out of
   // range, bad encoding, invalid datetime...) came with the request.
   if (isDataException(error)) return new AppError('BAD_REQUEST', 'A value in the request is not valid for the database', { sqlstate: error.code }, { cause: error });
+  // The database is restarting or out of reach: a moment to come back, never its internal text.
+  if (isConnectionLoss(error)) return new UnavailableError(DATABASE_UNAVAILABLE, {}, { cause: error });
   return new AppError('INTERNAL', 'Internal server error', {}, { cause: error });
 }
 
@@ -75,13 +81,15 @@ function fromBodyReading(error: BodyReadError | undefined): AppError | undefined
 export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   const appError = toAppError(error);
   const status = statusOf(appError);
-  if (status >= 500) req.log?.error({ err: appError.cause ?? appError }, 'request failed');
+  if (appError instanceof UnavailableError) req.log?.warn({ err: appError.cause ?? appError }, 'request refused: the database is unavailable');
+  else if (status >= 500) req.log?.error({ err: appError.cause ?? appError }, 'request failed');
   else if (isDataException(appError.cause)) req.log?.warn({ err: appError.cause }, 'the database refused a request value that validation let through');
   if (res.headersSent) {
     res.end();
     return;
   }
   if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+  if (appError instanceof UnavailableError) res.setHeader('Retry-After', String(appError.retryAfterSeconds));
   if (appError instanceof ValidationError) {
     res.status(422).json({ detail: appError.issues });
     return;

@@ -1,6 +1,7 @@
 // GET /health: liveness plus a database round trip; 503 when the database does not answer.
 import { Router } from 'express';
 import type { Queryable } from '../db/pool.js';
+import { RETRY_AFTER_SECONDS } from '../kernel/errors.js';
 
 export interface HealthDeps {
   db: Queryable;
@@ -13,6 +14,7 @@ export function healthRouter({ db, version, startedAt, timeoutMs = 2000 }: Healt
   const router = Router();
   router.get('/health', async (_req, res) => {
     const databaseUp = await pingDatabase(db, timeoutMs);
+    if (!databaseUp) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
     res.status(databaseUp ? 200 : 503).json({
       status: databaseUp ? 'ok' : 'degraded',
       database: databaseUp ? 'ok' : 'unreachable',

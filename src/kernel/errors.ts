@@ -85,6 +85,22 @@ export class OutboundRefusedError extends AppError {
   }
 }
 
+/** Seconds a client is told to wait (Retry-After) before trying again while the database is away. */
+export const RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The service cannot do this now: its database is restarting or out of reach. The same request can
+ * succeed later (503 with Retry-After). `fields.runId` names a run that may have been recorded.
+ */
+export class UnavailableError extends AppError {
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, fields: Record<string, unknown> = {}, options?: ErrorOptions) {
+    super('UNAVAILABLE', message, { retryAfterSeconds: RETRY_AFTER_SECONDS, ...fields }, options);
+    this.retryAfterSeconds = RETRY_AFTER_SECONDS;
+  }
+}
+
 /** Request validation failure; rendered as 422 with the `detail` array. */
 export class ValidationError extends AppError {
   readonly issues: readonly ValidationIssue[];

@@ -6,8 +6,10 @@ import { Router } from 'express';
 import type { Authenticator } from '../auth/middleware.js';
 import { isAllowed, type Principal } from '../auth/principal.js';
 import type { RunExecutor } from '../engine/executor.js';
+import { notRecordedError } from '../engine/recording.js';
+import { isTerminal } from '../engine/state.js';
 import { publicView } from '../engine/template.js';
-import { PermissionDeniedError, ValidationError } from '../kernel/errors.js';
+import { PermissionDeniedError, UnavailableError, ValidationError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
 import { isJsonObject } from '../kernel/json.js';
 import { compileValidator } from '../kernel/validation.js';
@@ -76,13 +78,15 @@ function mcpServerFor(principal: Principal, deps: McpExportDeps): Server {
       throw error;
     }
     const runPrincipal = { user_id: principal.userId, groups: principal.groups, scopes: principal.scopes, tenant: principal.tenant ?? null };
-    const { runId, finished, durable } = await deps.executor.startRun({ workflow, input: input as JsonObject, principal: runPrincipal, trigger: 'mcp' }, false);
+    const { runId, finished, recording } = await deps.executor.startRun({ workflow, input: input as JsonObject, principal: runPrincipal, trigger: 'mcp' }, false);
     let timer: NodeJS.Timeout | undefined;
+    // As journaled: a terminal state here is recorded.
     const state = await Promise.race([finished, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), deps.syncTimeoutMs)))]);
     clearTimeout(timer);
-    if (!state || !['completed', 'failed', 'aborted'].includes(state.status)) {
-      await durable;
-      const pending = { run_id: runId, status: state?.status ?? 'running', approval: state?.approval ?? null, body: null };
+    if (!state || !isTerminal(state.status)) {
+      const recorded = await recording;
+      if (recorded.kind !== 'journaled') return unavailableResult(notRecordedError(runId, recorded));
+      const pending = { run_id: runId, status: state?.status ?? recorded.state.status, approval: state?.approval ?? null, body: null };
       return { content: [{ type: 'text', text: JSON.stringify(pending) }], structuredContent: pending };
     }
     if (state.status !== 'completed') {
@@ -94,6 +98,13 @@ function mcpServerFor(principal: Principal, deps: McpExportDeps): Server {
     return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
   });
   return server;
+}
+
+/** A run the database did not record: the HTTP answer's code and retry hint, and the run only when it may exist. */
+function unavailableResult(error: UnavailableError): CallToolResult {
+  const extra: JsonObject = { code: error.code, retry_after_s: error.retryAfterSeconds };
+  if (typeof error.fields.runId === 'string') extra.run_id = error.fields.runId;
+  return errorResult(error.message, extra);
 }
 
 function errorResult(message: string, extra: JsonObject = {}): CallToolResult {

@@ -40,6 +40,11 @@ function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, s
       405: { description: 'Wrong method for this trigger path' },
       413: ERRORS[413],
       500: envelope('The run failed'),
+      503: {
+        description:
+          'The database is unavailable (header `Retry-After`): nothing was recorded, start the run again later. With `X-Svc-Run-Id`, the connection broke while the run was being recorded: look it up before starting it again.',
+        content: { 'application/json': { schema: ref('Error') } },
+      },
     },
   });
   return op;

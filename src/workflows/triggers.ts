@@ -5,11 +5,13 @@ import type { Authenticator } from '../auth/middleware.js';
 import { isAllowed, type Principal } from '../auth/principal.js';
 import type { Pool } from '../db/pool.js';
 import type { LogFollower } from '../eventstore/follow.js';
-import type { RunExecutor } from '../engine/executor.js';
-import type { RunPrincipal, RunState } from '../engine/state.js';
+import { isConnectionLoss } from '../db/connectionLoss.js';
+import type { RunExecutor, StartRun } from '../engine/executor.js';
+import { notRecordedError } from '../engine/recording.js';
+import { isTerminal, type RunPrincipal, type RunState } from '../engine/state.js';
 import { publicView } from '../engine/template.js';
 import { openEventStream, wantsEventStream } from '../http/sse.js';
-import { AppError, NotFoundError, PermissionDeniedError, UnauthenticatedError, ValidationError } from '../kernel/errors.js';
+import { AppError, NotFoundError, PermissionDeniedError, UnauthenticatedError, UnavailableError, ValidationError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
 import { inspectJson, isJsonObject } from '../kernel/json.js';
 import { compileValidator, type Validator } from '../kernel/validation.js';
@@ -76,21 +78,14 @@ export function triggerRouter(deps: TriggerDeps): Router {
     const principal = await triggerPrincipal(req, workflow, deps.authenticator);
     const input = inputOf(req, workflow);
     const request = { workflow, input, principal, trigger: via };
-    if (wantsEventStream(req)) return streamRun(deps, req, res, request);
-    const wait = req.query.wait !== 'false';
-    const { runId, finished, durable, journaled } = await deps.executor.startRun(request, !wait);
-    res.setHeader('X-Svc-Run-Id', runId);
-    if (!wait) {
-      res.status(202).json(descriptorOfState(journaled));
-      return;
+    try {
+      if (wantsEventStream(req)) return await streamRun(deps, req, res, request);
+      await runAndAnswer(deps, req, res, request);
+    } catch (error) {
+      // A 503 for a run a cut-off COMMIT may have recorded names it, for the client to look up.
+      if (error instanceof UnavailableError && typeof error.fields.runId === 'string') res.setHeader('X-Svc-Run-Id', error.fields.runId);
+      throw error;
     }
-    const state = await settleWithin(finished, deps.syncTimeoutMs);
-    if (!state || state.status === 'paused' || state.status === 'waiting_human' || state.status === 'waiting_approval' || state.status === 'running' || state.status === 'queued') {
-      await deps.executor.makeDurable(runId);
-      await durable;
-      return accepted(deps.pool, res, runId, state);
-    }
-    answerFinished(res, state);
   };
 
   router.post('/api/workflows/:name/runs', async (req, res) => {
@@ -113,6 +108,32 @@ export function triggerRouter(deps: TriggerDeps): Router {
   return router;
 }
 
+/**
+ * 202 once the run is journaled (not waiting), else its outcome within the sync timeout: 201 (or the
+ * error envelope) when it ended, 202 with its state when it goes on. The run id goes out only with a
+ * run the journal holds: a run the database did not record is a 503.
+ */
+async function runAndAnswer(deps: TriggerDeps, req: Request, res: Response, request: StartRun): Promise<void> {
+  const wait = req.query.wait !== 'false';
+  const { runId, finished, recording, journaled } = await deps.executor.startRun(request, !wait);
+  if (!wait) {
+    res.setHeader('X-Svc-Run-Id', runId);
+    res.status(202).json(descriptorOfState(journaled));
+    return;
+  }
+  // As journaled: a terminal state here is recorded.
+  const state = await settleWithin(finished, deps.syncTimeoutMs);
+  if (state && isTerminal(state.status)) {
+    res.setHeader('X-Svc-Run-Id', runId);
+    return answerFinished(res, state);
+  }
+  await deps.executor.makeDurable(runId);
+  const recorded = await recording;
+  if (recorded.kind !== 'journaled') throw notRecordedError(runId, recorded);
+  res.setHeader('X-Svc-Run-Id', runId);
+  await accepted(deps.pool, res, runId, state ?? recorded.state);
+}
+
 function withoutWait(query: JsonObject): JsonObject {
   const { wait: _wait, ...input } = query;
   return input;
@@ -130,9 +151,13 @@ async function settleWithin(finished: Promise<RunState>, timeoutMs: number): Pro
   }
 }
 
-async function accepted(pool: Pool, res: Response, runId: string, state?: RunState): Promise<void> {
-  const row = await findRun(pool, runId);
-  res.status(202).json(row ? runDescriptor(row) : state ? descriptorOfState(state) : { id: runId, status: 'queued' });
+/** 202 with the run as the read model has it; while the database is away, as this process journaled it. */
+async function accepted(pool: Pool, res: Response, runId: string, known: RunState): Promise<void> {
+  const row = await findRun(pool, runId).catch((error: unknown) => {
+    if (isConnectionLoss(error)) return undefined;
+    throw error;
+  });
+  res.status(202).json(row ? runDescriptor(row) : descriptorOfState(known));
 }
 
 /** 201 (or the Response step's status) with the output; failures as the error envelope. */
@@ -151,8 +176,10 @@ export function answerFinished(res: Response, state: RunState): void {
 }
 
 /** The client step stream of SPEC "Events": step ... done | error, or suspended with the run descriptor. */
-async function streamRun(deps: TriggerDeps, req: Request, res: Response, request: Parameters<RunExecutor['startRun']>[0]): Promise<void> {
-  const { runId } = await deps.executor.startRun(request, false);
+async function streamRun(deps: TriggerDeps, req: Request, res: Response, request: StartRun): Promise<void> {
+  // Journaled before the stream opens: its frames come from the journal, and a run the database did
+  // not record is a 503, not a stream that never speaks.
+  const { runId } = await deps.executor.startRun(request, true);
   res.setHeader('X-Svc-Run-Id', runId);
   const stream = openEventStream(req, res);
   const frames = new ClientFrameMapper(request.input);
@@ -163,7 +190,8 @@ async function streamRun(deps: TriggerDeps, req: Request, res: Response, request
     if (!frame) return;
     sending = sending.then(async () => {
       if (frame.event === 'suspended') {
-        const row = await findRun(deps.pool, runId);
+        // The descriptor is a courtesy: without the database, the frame still goes out with the id.
+        const row = await findRun(deps.pool, runId).catch(() => undefined);
         frame.data.run = row ? runDescriptor(row) : { id: runId };
       }
       stream.send(frame.event, frame.data, frame.seq);

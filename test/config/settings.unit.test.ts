@@ -54,6 +54,8 @@ describe('loadSettings', () => {
         passwordHashConcurrency: Math.max(1, availableParallelism() - 1),
         logLevel: 'info',
         bodyLimitBytes: 1024 * 1024,
+        dbPoolSize: 10,
+        dbConnectTimeoutMs: 10_000,
       });
       expect(settings.dev).to.deep.equal({
         enabled: false,

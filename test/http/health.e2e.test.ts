@@ -61,9 +61,9 @@ describe('GET /health when the database is down', () => {
     }
   }
 
-  async function health(): Promise<{ status: number; body: Record<string, unknown> }> {
+  async function health(): Promise<{ status: number; body: Record<string, unknown>; retryAfter: string | null }> {
     const response = await fetch(`${service.url}/health`);
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    return { status: response.status, body: (await response.json()) as Record<string, unknown>, retryAfter: response.headers.get('retry-after') };
   }
 
   it('answers 503 degraded while the database refuses connections, and ok once it is back', async () => {
@@ -73,6 +73,7 @@ describe('GET /health when the database is down', () => {
     const down = await health();
     expect(down.status).to.equal(503);
     expect(down.body).to.include({ status: 'degraded', database: 'unreachable' });
+    expect(Number(down.retryAfter), 'Retry-After').to.be.greaterThan(0);
     expect(down.body.uptime_s).to.be.a('number');
     expect(down.body.version).to.be.a('string');
 
@@ -85,6 +86,7 @@ describe('GET /health when the database is down', () => {
     }
     expect(up.status).to.equal(200);
     expect(up.body).to.include({ status: 'ok', database: 'ok' });
+    expect(up.retryAfter).to.equal(null);
   });
 });
 
