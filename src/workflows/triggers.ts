@@ -151,7 +151,7 @@ export function answerFinished(res: Response, state: RunState): void {
 async function streamRun(deps: TriggerDeps, req: Request, res: Response, request: Parameters<RunExecutor['startRun']>[0]): Promise<void> {
   const { runId } = await deps.executor.startRun(request, false);
   res.setHeader('X-Svc-Run-Id', runId);
-  const stream = openEventStream(req, res);
+  const stream = openEventStream(req, res, { credentials: deps.authenticator });
   const frames = new ClientFrameMapper(request.input);
   // Frames go out in journal order even when one needs a read (the descriptor of `suspended`).
   let sending = Promise.resolve();
