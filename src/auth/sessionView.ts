@@ -27,9 +27,10 @@ interface Watcher extends WatchedToken {
 
 /**
  * Loaded from the projections at start, then kept current from the log: this process's commits
- * synchronously (a logout holds before its 204 is sent), other processes' via wake-ups, and a full
- * reload after the LISTEN connection came back. Merges are idempotent (set add, max), so overlap
- * between the load and the live feed is harmless.
+ * synchronously (a logout holds before its 204 is sent), other processes' via wake-ups (the gated
+ * feed, and an ungated read of revocations and session ends so that a long transaction elsewhere
+ * cannot hold them back), and a full reload after the LISTEN connection came back. Merges are
+ * idempotent and order-free (set add, max), so overlap between the load and the feeds is harmless.
  */
 export class SessionView {
   /** jti -> expiry in ms (null: never expires). */
@@ -47,6 +48,7 @@ export class SessionView {
     this.view = await startLiveView(this.deps, {
       name: 'sessions',
       streamTypes: ['user', 'token'],
+      ungatedEventTypes: ['TokenRevoked', 'UserSessionsEnded'],
       load: () => this.reload(),
       apply: (event) => this.apply(event),
     });
