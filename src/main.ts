@@ -24,6 +24,7 @@ import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createPool, type Pool } from './db/pool.js';
 import { RunExecutor } from './engine/executor.js';
+import { HorizonWatch } from './eventstore/horizon.js';
 import { EventStore, LogFollower, WakeUps } from './eventstore/index.js';
 import { createApp } from './http/app.js';
 import { healthRouter } from './http/health.js';
@@ -61,6 +62,7 @@ export interface Kernel {
   readonly wakeUps: WakeUps;
   readonly store: EventStore;
   readonly follower: LogFollower;
+  readonly horizon: HorizonWatch;
   close(): Promise<void>;
 }
 
@@ -101,6 +103,8 @@ export async function startKernel(settings: Settings, logger: Logger, options: K
     follower = new LogFollower(store, wakeUps.wakes$, logger);
     await follower.start();
     const started = follower;
+    const horizon = new HorizonWatch(pool, logger, settings.horizonStallSeconds * 1000);
+    horizon.start();
     return {
       settings,
       logger,
@@ -110,7 +114,9 @@ export async function startKernel(settings: Settings, logger: Logger, options: K
       wakeUps,
       store,
       follower: started,
+      horizon,
       async close() {
+        horizon.stop();
         started.stop();
         await wakeUps.close();
         await pool.end();
@@ -213,7 +219,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
       logger,
       bodyLimitBytes: settings.bodyLimitBytes,
       routers: [
-        healthRouter({ db: pool, version: SERVICE_VERSION, startedAt: Date.now() }),
+        healthRouter({ db: pool, version: SERVICE_VERSION, startedAt: Date.now(), horizon: () => kernel.horizon.status() }),
         authRouter({ auth, authenticator, keys }),
         federationRouter({ federation, providers: federationProviders, store, authenticator, settings, clock }),
         iamAdminRouter({ pool, commands, auth, authenticator }),
