@@ -74,7 +74,7 @@ export class HorizonWatch {
   private describeHold(): string {
     return (
       `transaction ${this.xmin} has been open for at least ${this.heldForS()} s somewhere on the PostgreSQL cluster, and ` +
-      'events committed since wait behind it for readers of the whole log (live views, projection catch-up); ' +
+      'events committed since wait behind it for readers of the whole log (live views, run control from other instances); ' +
       'stream followers, revocations and session ends do not wait'
     );
   }
