@@ -234,10 +234,11 @@ export async function selectCommittedOutsideSnapshot(client: Queryable, snapshot
  * committed events wait behind it (gated readers cannot see them yet). Needs no privilege.
  */
 export async function selectGate(client: Queryable): Promise<{ xmin: string; isHoldingEvents: boolean }> {
+  // pg_current_snapshot() is the statement's snapshot: both calls see the same one. Not a FROM item
+  // (a correlated value would make the planner scan the whole table instead of the index).
   const { rows } = await client.query<{ xmin: string; is_holding_events: boolean }>(
-    `SELECT pg_snapshot_xmin(s)::text AS xmin,
-            EXISTS (SELECT 1 FROM events WHERE transaction_id >= pg_snapshot_xmin(s)) AS is_holding_events
-     FROM pg_current_snapshot() AS s`,
+    `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+            EXISTS (SELECT 1 FROM events WHERE transaction_id >= pg_snapshot_xmin(pg_current_snapshot())) AS is_holding_events`,
   );
   return { xmin: rows[0]!.xmin, isHoldingEvents: rows[0]!.is_holding_events };
 }
