@@ -118,8 +118,9 @@ export class LogFollower {
         }
       };
       // No read per subscriber on wake-ups (a thousand SSE followers would be a thousand queries
-      // every tick): pumpStreams reads every followed stream in one query, and a gap it shows
-      // (this subscriber is behind the others) triggers a read of its own.
+      // every tick): pumpStreams reads every followed stream in one query, from the furthest-behind
+      // subscriber on. Only a gap (a local commit whose callback overtook an earlier one's) makes a
+      // subscriber read on its own.
       const listener: StreamListener = {
         position: () => (reading ? undefined : last),
         offer: (event) => {

@@ -2,7 +2,7 @@
 // degraded (still 200) while the snapshot horizon is held back.
 import { Router } from 'express';
 import type { Queryable } from '../db/pool.js';
-import type { HorizonStatus } from '../eventstore/horizon.js';
+import type { HorizonStatus } from '../eventstore/index.js';
 
 export interface HealthDeps {
   db: Queryable;

@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded.js';
 import { withDatabase } from '../../src/db/pool.js';
+import { HORIZON_HELD_MESSAGE } from '../../src/eventstore/horizon.js';
 import { createLogger } from '../../src/kernel/logger.js';
 import type { Service } from '../../src/main.js';
 import { killAllServices, ServiceProcess, SIGNING_KEY } from '../durability/helpers.js';
@@ -19,7 +20,6 @@ import { PASSWORD } from '../workflows/helpers.js';
 
 /** Far below the 60 s the blocker would be held in production, far above what a delivery needs. */
 const DEADLINE_MS = 20_000;
-const HORIZON_WARNING = 'the snapshot horizon is held back';
 
 describe('a long write transaction elsewhere on the cluster', function () {
   this.timeout(120_000);
@@ -131,7 +131,7 @@ describe('a long write transaction elsewhere on the cluster', function () {
       const back = await eventually(async () => (await health(url)).status === 'ok', DEADLINE_MS);
       expect(back.ok, `${url}/health stayed degraded after the commit`).to.equal(true);
     }
-    const warnings = b.output.split('\n').filter((line) => line.includes(HORIZON_WARNING));
+    const warnings = b.output.split('\n').filter((line) => line.includes(HORIZON_HELD_MESSAGE));
     expect(warnings, 'one warning for the episode, not one per poll').to.have.length(1);
   });
 });
