@@ -24,7 +24,7 @@ import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createPool, type Pool } from './db/pool.js';
 import { RunExecutor } from './engine/executor.js';
-import { EventStore, LogFollower, WakeUps } from './eventstore/index.js';
+import { EventStore, HorizonWatch, LogFollower, WakeUps } from './eventstore/index.js';
 import { createApp } from './http/app.js';
 import { healthRouter } from './http/health.js';
 import { listMountedRoutes, type MountedRoutes } from './http/mountedRoutes.js';
@@ -62,6 +62,7 @@ export interface Kernel {
   readonly wakeUps: WakeUps;
   readonly store: EventStore;
   readonly follower: LogFollower;
+  readonly horizon: HorizonWatch;
   close(): Promise<void>;
 }
 
@@ -102,6 +103,8 @@ export async function startKernel(settings: Settings, logger: Logger, options: K
     follower = new LogFollower(store, wakeUps.wakes$, logger);
     await follower.start();
     const started = follower;
+    const horizon = new HorizonWatch(pool, logger, settings.horizonStallSeconds * 1000);
+    horizon.start();
     return {
       settings,
       logger,
@@ -111,7 +114,9 @@ export async function startKernel(settings: Settings, logger: Logger, options: K
       wakeUps,
       store,
       follower: started,
+      horizon,
       async close() {
+        horizon.stop();
         started.stop();
         await wakeUps.close();
         await pool.end();
@@ -217,7 +222,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
       logger,
       bodyLimitBytes: settings.bodyLimitBytes,
       routers: [
-        healthRouter({ db: pool, version: SERVICE_VERSION, startedAt: Date.now() }),
+        healthRouter({ db: pool, version: SERVICE_VERSION, startedAt: Date.now(), horizon: () => kernel.horizon.status() }),
         authRouter({ auth, authenticator, keys }),
         federationRouter({ federation, providers: federationProviders, store, authenticator, settings, clock, outbound }),
         iamAdminRouter({ pool, commands, auth, authenticator }),

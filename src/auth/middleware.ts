@@ -6,9 +6,10 @@ import { PermissionDeniedError, UnauthenticatedError } from '../kernel/errors.js
 import { NAME_PATTERN, SUPERADMIN_ROLE } from '../iam/rules.js';
 import { ADMIN_SCOPE, isAllowed, type AccessRule, type Principal } from './principal.js';
 import type { SessionView } from './sessionView.js';
-import type { TokenClaims, TokenService } from './tokens.js';
+import { TOKEN_EXPIRED_MESSAGE, type TokenClaims, type TokenService } from './tokens.js';
 
 export const SESSION_ENDED_MESSAGE = 'Session ended — sign in again.';
+export const TOKEN_REVOKED_MESSAGE = 'Token has been revoked';
 
 export interface Authenticator {
   /** Steps 1-6 and 8: a verified principal on `req.principal`, or a 401. */
@@ -23,6 +24,12 @@ export interface Authenticator {
   isDeploymentAdmin(principal: Principal): boolean;
   /** Authentication plus a deployment admin; `why` says, in the 403 a tenant admin gets, why it is deployment-wide. */
   requireDeploymentAdmin(why: string): RequestHandler;
+  /**
+   * For long-lived answers (streams): calls `onEnd` once, with the 401 detail a request would get
+   * now, when the principal's token is revoked, its session ends or it expires; answers the cancel.
+   * The dev key is not a token: nothing to watch.
+   */
+  watch(principal: Principal, onEnd: (reason: string) => void): () => void;
 }
 
 /**
@@ -50,7 +57,7 @@ export function createAuthenticator(deps: { tokens: TokenService; sessions: Sess
       return { userId: 'dev', groups: ['dev'], scopes: ['iam:admin'], isDev: true };
     }
     const claims = await tokens.verify(token);
-    if (sessions.isRevoked(claims.jti)) throw new UnauthenticatedError('Token has been revoked');
+    if (sessions.isRevoked(claims.jti)) throw new UnauthenticatedError(TOKEN_REVOKED_MESSAGE);
     const sessionEnd = sessions.sessionEndOf(claims.sub);
     if (sessionEnd !== undefined && Math.round(claims.iat * 1000) < sessionEnd) throw new UnauthenticatedError(SESSION_ENDED_MESSAGE);
     checkClaimShapes(claims, tenantIds);
@@ -77,10 +84,33 @@ export function createAuthenticator(deps: { tokens: TokenService; sessions: Sess
   };
 
   const isDeploymentAdminHere = (principal: Principal) => isDeploymentAdmin(principal, tenantIds !== undefined);
+
+  function watch(principal: Principal, onEnd: (reason: string) => void): () => void {
+    const { jti, iat, exp } = principal;
+    if (principal.isDev || jti === undefined || iat === undefined) return () => undefined;
+    const cancels: (() => void)[] = [];
+    const cancel = () => cancels.splice(0).forEach((stop) => stop());
+    let isEnded = false;
+    const end = (reason: string) => {
+      if (isEnded) return;
+      isEnded = true;
+      cancel();
+      onEnd(reason);
+    };
+    const token = { jti, userId: principal.userId, issuedAtMs: Math.round(iat * 1000) };
+    cancels.push(sessions.watch(token, (ending) => end(ending === 'revoked' ? TOKEN_REVOKED_MESSAGE : SESSION_ENDED_MESSAGE)));
+    if (exp !== undefined) cancels.push(tokens.watchExpiry(exp, () => end(TOKEN_EXPIRED_MESSAGE)));
+    return () => {
+      isEnded = true;
+      cancel();
+    };
+  }
+
   return {
     authenticate,
     principalOf,
     principalOfToken: verifyToken,
+    watch,
     require: (rule = {}) =>
       async (req, _res, next) => {
         const principal = await principalOf(req);

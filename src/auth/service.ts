@@ -5,6 +5,7 @@ import { BadRequestError, NotFoundError, UnauthenticatedError } from '../kernel/
 import type { IamCommands } from '../iam/handlers.js';
 import { checkPasswordPolicy, hashPassword, isOversizePassword, verifyPassword } from '../iam/passwords.js';
 import { findCredentials, findLoginCandidate, findUser, grantsOf } from '../iam/queries.js';
+import { TOKEN_REVOKED_MESSAGE } from './middleware.js';
 import type { Principal } from './principal.js';
 import type { MintedToken, TokenService } from './tokens.js';
 import { checkEmail } from '../iam/rules.js';
@@ -60,7 +61,7 @@ export class AuthService {
     const user = await findUser(this.pool, principal.userId);
     if (!user?.is_active) throw new UnauthenticatedError('Account is not active');
     const revoked = await this.commands.revokeToken(jti, principal.userId, expiryOf(principal), { actor: principal.userId });
-    if (!revoked) throw new UnauthenticatedError('Token has been revoked');
+    if (!revoked) throw new UnauthenticatedError(TOKEN_REVOKED_MESSAGE);
     return this.mintFor(user.id, issuedAtMs);
   }
 

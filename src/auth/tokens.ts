@@ -9,6 +9,10 @@ export const TOKEN_ISSUER = 'svc';
 const ALLOWED_HEADER_KEYS = new Set(['alg', 'kid', 'typ']);
 /** Tolerated clock difference for `iat` in the future and `exp` in the past. */
 const CLOCK_SKEW_SECONDS = 5;
+/** setTimeout's longest delay (about 24.8 days): a longer wait is armed again. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export const TOKEN_EXPIRED_MESSAGE = 'Invalid token: expired';
 
 export interface TokenClaims {
   iss: string;
@@ -80,6 +84,7 @@ export class TokenService {
       }));
     } catch (error) {
       if (error instanceof UnauthenticatedError) throw error;
+      if ((error as { code?: string })?.code === 'ERR_JWT_EXPIRED') throw new UnauthenticatedError(TOKEN_EXPIRED_MESSAGE);
       throw new UnauthenticatedError(`Invalid token: ${describeJoseError(error)}`);
     }
     const nowSeconds = this.clock.now().getTime() / 1000;
@@ -91,13 +96,28 @@ export class TokenService {
     }
     return payload as unknown as TokenClaims;
   }
+
+  /**
+   * Calls `onExpired` once a token with this `exp` (seconds) is refused as expired, the tolerated
+   * skew included (never from inside this call); answers the cancel.
+   */
+  watchExpiry(exp: number, onExpired: () => void): () => void {
+    const refusedFromMs = (exp + CLOCK_SKEW_SECONDS) * 1000;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (): void => {
+      const remaining = refusedFromMs - this.clock.now().getTime();
+      // Checked against the clock again when the timer fires: timers and clocks may disagree.
+      timer = setTimeout(remaining <= 0 ? onExpired : arm, Math.min(Math.max(remaining, 0), MAX_TIMER_MS));
+      timer.unref();
+    };
+    arm();
+    return () => clearTimeout(timer);
+  }
 }
 
 function describeJoseError(error: unknown): string {
   const code = (error as { code?: string })?.code;
   switch (code) {
-    case 'ERR_JWT_EXPIRED':
-      return 'expired';
     case 'ERR_JOSE_ALG_NOT_ALLOWED':
       return 'algorithm not allowed';
     case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':

@@ -52,6 +52,8 @@ export interface Settings {
   readonly runClaimIntervalMs: number;
   /** Where outbound requests may go: enforced in production, with SVC_OUTBOUND_ALLOW's exceptions. */
   readonly outbound: OutboundPolicy;
+  /** How long the snapshot horizon may stand still, while later transactions start, before /health says degraded. */
+  readonly horizonStallSeconds: number;
   /** The environment as read at start, for `${VAR}` references in config documents (LLMs, federation). */
   readonly environment: Readonly<Record<string, string>>;
   /** Warnings to log once a logger exists (deprecated names and the like). */
@@ -71,7 +73,7 @@ const FILE_SETTING_NAMES = [
   'SVC_DEV_MODE', 'SVC_ALLOW_DEV_AUTH', 'SVC_DEV_API_KEY', 'SVC_DEV_AUTO_LOGIN', 'SVC_DEV_IP_ALLOWLIST',
   'SVC_EXPOSE_MODEL_CRUD', 'SVC_OAUTH_BASE_URL', 'SVC_OAUTH_UI_REDIRECT_URL', 'SVC_REDIS_URL',
   'SVC_SYNC_TIMEOUT_MS', 'SVC_TENANT_IDS', 'SVC_WORKERS', 'SVC_LOG_LEVEL', 'SVC_BODY_LIMIT_BYTES', 'SVC_DB_POOL_SIZE',
-  'SVC_DB_CONNECT_TIMEOUT_MS', 'SVC_RUN_LEASE_MS', 'SVC_RUN_CLAIM_INTERVAL_MS', 'SVC_OUTBOUND_ALLOW',
+  'SVC_DB_CONNECT_TIMEOUT_MS', 'SVC_RUN_LEASE_MS', 'SVC_RUN_CLAIM_INTERVAL_MS', 'SVC_OUTBOUND_ALLOW', 'SVC_HORIZON_STALL_SECONDS',
 ] as const;
 
 const DEV_KEY_PATTERN = /^[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}$/;
@@ -159,6 +161,7 @@ export function loadSettings(env: Source = process.env, cwd: string = process.cw
     runLeaseMs: read.integer('SVC_RUN_LEASE_MS', 30_000, 500, 3_600_000),
     runClaimIntervalMs: read.integer('SVC_RUN_CLAIM_INTERVAL_MS', 1000, 50, 600_000),
     outbound: { enforced: envName === 'production', allow: outboundAllow.allow },
+    horizonStallSeconds: read.integer('SVC_HORIZON_STALL_SECONDS', 10, 1, 86_400),
     environment: definedOnly(env),
     warnings,
   };

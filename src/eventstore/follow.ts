@@ -1,26 +1,44 @@
-// Live reading: one gated tail of the global log per process, and subscriptions that replay then go live.
+// Live reading: one gated tail of the global log per process for readers of the whole log, and
+// stream subscriptions (replay, then live) fed without the gate.
 import { Observable, Subject, type Subscription } from 'rxjs';
 import type { Logger } from '../kernel/logger.js';
-import { selectGlobalHead } from './sql.js';
+import { selectGate, selectGlobalHead } from './sql.js';
 import type { EventStore } from './store.js';
 import { compareCursors, cursorOf, type GlobalCursor, type RecordedEvent } from './types.js';
 import type { WakeReason } from './wakeUps.js';
 
 const PAGE_SIZE = 1000;
+/** Per stream and round trip when other processes' events of every followed stream are read at once. */
+const STREAM_PAGE_SIZE = 100;
+/** While the gate holds committed events back, the tail looks again after this long, doubling up to the second. */
+const HELD_RETRY_MS = { first: 25, max: 1000 };
+
+/** A live stream subscription as the follower sees it. */
+interface StreamListener {
+  /** The last position it holds; undefined while it reads the table itself (it catches up alone). */
+  position(): number | undefined;
+  offer(event: RecordedEvent): void;
+}
 
 /**
  * Reads the global log behind the snapshot gate whenever something may have been appended and
- * publishes what it finds, in (transaction_id, global_position) order, to every subscription.
+ * publishes what it finds, in (transaction_id, global_position) order, to `subscribeToAll`. Stream
+ * subscriptions get this process's commits at once and other processes' from one ungated read of
+ * every followed stream per wake-up, so a long transaction anywhere on the cluster delays neither.
  */
 export class LogFollower {
   private readonly tail = new Subject<RecordedEvent>();
   private readonly localAppends = new Subject<RecordedEvent>();
   /** The live listeners of stream subscriptions by stream: an event costs its own stream's followers only. */
-  private readonly streamListeners = new Map<string, Set<(event: RecordedEvent) => void>>();
+  private readonly streamListeners = new Map<string, Set<StreamListener>>();
   private cursor: GlobalCursor = { transactionId: '0', globalPosition: 0 };
   private wakeSubscription: Subscription | undefined;
   private pumping = false;
   private dirty = false;
+  private streamsPumping = false;
+  private streamsDirty = false;
+  private heldRetryMs = 0;
+  private heldRetry: NodeJS.Timeout | undefined;
 
   /** Events this process committed, delivered synchronously before the append call returns. */
   readonly localCommits$: Observable<RecordedEvent> = this.localAppends.asObservable();
@@ -34,19 +52,24 @@ export class LogFollower {
   /** Starts at the current head: the tail carries what is appended from now on. */
   async start(): Promise<void> {
     this.cursor = await selectGlobalHead(this.store.pool);
-    this.wakeSubscription = this.wakes$.subscribe(() => void this.pump());
+    this.wakeSubscription = this.wakes$.subscribe((reason) => {
+      void this.pump();
+      // This process's own commits reached the stream listeners before their append returned.
+      if (reason !== 'local') void this.pumpStreams();
+    });
   }
 
   stop(): void {
     this.wakeSubscription?.unsubscribe();
+    clearTimeout(this.heldRetry);
     this.tail.complete();
     this.localAppends.complete();
     this.streamListeners.clear();
   }
 
   /**
-   * Events this process just committed, offered to stream subscriptions before the gated tail sees
-   * them (a stream's positions commit in order, so no gate is needed within one stream).
+   * Events this process just committed, offered to stream subscriptions at once (a stream's
+   * positions commit in order, so no gate is needed within one stream).
    */
   publishLocal(events: readonly RecordedEvent[]): void {
     for (const event of events) {
@@ -57,7 +80,7 @@ export class LogFollower {
 
   private notifyStream(event: RecordedEvent): void {
     const listeners = this.streamListeners.get(event.streamId);
-    if (listeners) for (const listener of listeners) listener(event);
+    if (listeners) for (const listener of listeners) listener.offer(event);
   }
 
   /** The stream's events after position `after`: replay from the table, then live; no gap, no duplicate. */
@@ -94,25 +117,25 @@ export class LogFollower {
           reading = false;
         }
       };
-      const onLive = (event: RecordedEvent): void => {
-        if (event.streamPosition <= last) return;
-        if (!reading && event.streamPosition === last + 1) deliver(event);
-        else void readFromTable();
+      // No read per subscriber on wake-ups (a thousand SSE followers would be a thousand queries
+      // every tick): pumpStreams reads every followed stream in one query, from the furthest-behind
+      // subscriber on. Only a gap (a local commit whose callback overtook an earlier one's) makes a
+      // subscriber read on its own.
+      const listener: StreamListener = {
+        position: () => (reading ? undefined : last),
+        offer: (event) => {
+          if (event.streamPosition <= last) return;
+          if (!reading && event.streamPosition === last + 1) deliver(event);
+          else void readFromTable();
+        },
       };
       const listeners = this.streamListeners.get(streamId) ?? new Set();
-      this.streamListeners.set(streamId, listeners.add(onLive));
-      // A reconnect may mean missed wake-ups: look again. A poll needs no read per subscriber (a
-      // thousand SSE followers would be a thousand queries every tick): it wakes the global tail,
-      // which reads the log once and feeds every subscriber, and a gap it shows triggers a read.
-      const wakes = this.wakes$.subscribe((reason) => {
-        if (reason === 'reconnect') void readFromTable();
-      });
+      this.streamListeners.set(streamId, listeners.add(listener));
       void readFromTable();
       return () => {
         closed = true;
-        listeners.delete(onLive);
+        listeners.delete(listener);
         if (listeners.size === 0 && this.streamListeners.get(streamId) === listeners) this.streamListeners.delete(streamId);
-        wakes.unsubscribe();
       };
     });
   }
@@ -177,15 +200,79 @@ export class LogFollower {
           for (const event of page) {
             this.cursor = cursorOf(event);
             this.tail.next(event);
-            this.notifyStream(event);
           }
           if (page.length < PAGE_SIZE) break;
         }
+        if (!this.dirty) await this.lookAgainIfHeld();
       } while (this.dirty);
     } catch (error) {
       this.logger.warn({ err: error }, 'reading the global log failed; retrying on the next wake-up');
     } finally {
       this.pumping = false;
     }
+  }
+
+  /**
+   * Events committed behind the gate wake nobody when the transaction holding it sends no NOTIFY
+   * (another database's, a lease renewal): look again shortly rather than at the next poll.
+   */
+  private async lookAgainIfHeld(): Promise<void> {
+    if (!(await selectGate(this.store.pool)).isHoldingEvents) {
+      this.heldRetryMs = 0;
+      return;
+    }
+    if (this.heldRetry) return;
+    this.heldRetryMs = Math.min(Math.max(this.heldRetryMs * 2, HELD_RETRY_MS.first), HELD_RETRY_MS.max);
+    this.heldRetry = setTimeout(() => {
+      this.heldRetry = undefined;
+      void this.pump();
+    }, this.heldRetryMs);
+    this.heldRetry.unref();
+  }
+
+  /**
+   * Other processes' events of every followed stream in one query per wake-up, each stream read
+   * from its furthest-behind listener, without the gate: a stream's visible positions have no gap.
+   */
+  private async pumpStreams(): Promise<void> {
+    if (this.streamsPumping) {
+      this.streamsDirty = true;
+      return;
+    }
+    this.streamsPumping = true;
+    try {
+      do {
+        this.streamsDirty = false;
+        for (let isPageFull = true; isPageFull; ) {
+          const followed = this.followedPositions();
+          if (followed.length === 0) break;
+          const events = await this.store.readStreamsAfter(followed, STREAM_PAGE_SIZE);
+          const perStream = new Map<string, number>();
+          for (const event of events) {
+            perStream.set(event.streamId, (perStream.get(event.streamId) ?? 0) + 1);
+            this.notifyStream(event);
+          }
+          isPageFull = [...perStream.values()].some((count) => count === STREAM_PAGE_SIZE);
+        }
+      } while (this.streamsDirty);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'reading the followed streams failed; retrying on the next wake-up');
+    } finally {
+      this.streamsPumping = false;
+    }
+  }
+
+  /** Each followed stream with the lowest position among its listeners that are not reading it themselves. */
+  private followedPositions(): { streamId: string; after: number }[] {
+    const followed: { streamId: string; after: number }[] = [];
+    for (const [streamId, listeners] of this.streamListeners) {
+      let after: number | undefined;
+      for (const listener of listeners) {
+        const position = listener.position();
+        if (position !== undefined && (after === undefined || position < after)) after = position;
+      }
+      if (after !== undefined) followed.push({ streamId, after });
+    }
+    return followed;
   }
 }

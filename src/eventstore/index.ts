@@ -3,4 +3,5 @@ export * from './types.js';
 export { EventStore, EventTransaction, type AppendOptions, type InlineProjector } from './store.js';
 export { WakeUps, EVENTS_CHANNEL, type WakeReason } from './wakeUps.js';
 export { LogFollower } from './follow.js';
+export { HorizonWatch, type HorizonStatus } from './horizon.js';
 export type { LogFilter } from './sql.js';

@@ -1,8 +1,10 @@
 // Keeping an in-memory view current from the log: load, then this process's commits at once,
-// other processes' via the gated tail, and a reload after the LISTEN connection came back.
+// other processes' via the gated tail (and, for some event types, an ungated read as well), and a
+// reload after the LISTEN connection came back.
 import type { Subscription } from 'rxjs';
 import type { Logger } from '../kernel/logger.js';
 import type { LogFollower } from './follow.js';
+import { RecentEvents } from './recentEvents.js';
 import { selectGlobalHead } from './sql.js';
 import type { EventStore } from './store.js';
 import type { RecordedEvent } from './types.js';
@@ -11,6 +13,12 @@ import type { WakeUps } from './wakeUps.js';
 export interface LiveViewSpec {
   name: string;
   streamTypes: readonly string[];
+  /**
+   * Event types also read without the snapshot gate on every wake-up, so a long transaction
+   * elsewhere does not delay them. Only for views whose `apply` of them is order-free: they may
+   * arrive twice and out of order (the gated feed still brings each one, in order).
+   */
+  ungatedEventTypes?: readonly string[];
   /** Fills the view from the read models; may run again after a reconnect. */
   load(): Promise<void>;
   /** Must be idempotent: an event can arrive both by load and by the feed. */
@@ -28,6 +36,9 @@ export async function startLiveView(
   const { store, follower, wakeUps, logger } = deps;
   // The head first, then the load: whatever lands in between arrives twice, never zero times.
   const head = await selectGlobalHead(store.pool);
+  const recent = spec.ungatedEventTypes
+    ? await RecentEvents.startAtEnd(store, { streamTypes: spec.streamTypes, eventTypes: spec.ungatedEventTypes }, logger)
+    : undefined;
   await spec.load();
   const wanted = (event: RecordedEvent) => spec.streamTypes.includes(event.streamType);
   const subscriptions: Subscription[] = [
@@ -42,5 +53,13 @@ export async function startLiveView(
       spec.load().catch((error: unknown) => logger.error({ err: error, view: spec.name }, 'live view reload failed'));
     }),
   ];
+  if (recent) {
+    // This process's own commits came through localCommits$ already.
+    subscriptions.push(
+      wakeUps.wakes$.subscribe((reason) => {
+        if (reason !== 'local') void recent.catchUp((event) => spec.apply(event));
+      }),
+    );
+  }
   return { stop: () => subscriptions.splice(0).forEach((s) => s.unsubscribe()) };
 }

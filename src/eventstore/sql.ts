@@ -122,6 +122,29 @@ export async function selectStreamEvents(
 }
 
 /**
+ * The events of several streams, each after its own position (at most `limitPerStream` each), in
+ * one round trip and without the gate: a stream's positions commit in order, so what is visible of
+ * one stream has no gap. Answers them by stream (in the order asked), then position.
+ */
+export async function selectStreamsAfter(
+  client: Queryable,
+  streams: readonly { streamId: string; after: number }[],
+  limitPerStream: number,
+): Promise<RecordedEvent[]> {
+  const { rows } = await client.query<EventRow>(
+    `SELECT e.* FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS s(stream_id, after, ord)
+     CROSS JOIN LATERAL (
+       SELECT ${EVENT_COLUMNS} FROM events
+       WHERE events.stream_id = s.stream_id AND events.stream_position > s.after
+       ORDER BY events.stream_position LIMIT $3
+     ) e
+     ORDER BY s.ord, e.stream_position`,
+    [streams.map((s) => s.streamId), streams.map((s) => s.after), limitPerStream],
+  );
+  return rows.map(toRecordedEvent);
+}
+
+/**
  * The global log after `cursor`, in (transaction_id, global_position) order, taking only
  * transactions older than every transaction still running: a late commit is never skipped.
  */
@@ -165,10 +188,11 @@ export async function selectCommittedSince(
 }
 
 /**
- * Events after `afterPosition` in global_position order, without the gate: the caller reads inside
- * one REPEATABLE READ transaction, whose snapshot decides what is seen (a rebuild's replay). Within
- * a stream this is stream order, which (transaction_id, global_position) is not: a transaction that
- * took its id early may append a stream's next position after a younger one committed the previous.
+ * Events after `afterPosition` in global_position order, without the gate: either the caller reads
+ * inside one REPEATABLE READ transaction, whose snapshot decides what is seen (a rebuild's replay),
+ * or it can take events twice and out of order (RecentEvents). Within a stream this is stream order,
+ * which (transaction_id, global_position) is not: a transaction that took its id early may append a
+ * stream's next position after a younger one committed the previous.
  */
 export async function selectEventsByPosition(
   client: Queryable,
@@ -205,10 +229,24 @@ export async function selectCommittedOutsideSnapshot(client: Queryable, snapshot
   return rows.map(toRecordedEvent);
 }
 
-/** The snapshot xmin now: every transaction below it has ended. */
-export async function selectSnapshotXmin(client: Queryable): Promise<string> {
-  const { rows } = await client.query<{ xmin: string }>('SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin');
-  return rows[0]!.xmin;
+/**
+ * The gate now: `xmin`, the oldest transaction still running anywhere on the cluster, and whether
+ * committed events wait behind it (gated readers cannot see them yet). Needs no privilege.
+ */
+export async function selectGate(client: Queryable): Promise<{ xmin: string; isHoldingEvents: boolean }> {
+  // pg_current_snapshot() is the statement's snapshot: both calls see the same one. Not a FROM item
+  // (a correlated value would make the planner scan the whole table instead of the index).
+  const { rows } = await client.query<{ xmin: string; is_holding_events: boolean }>(
+    `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+            EXISTS (SELECT 1 FROM events WHERE transaction_id >= pg_snapshot_xmin(pg_current_snapshot())) AS is_holding_events`,
+  );
+  return { xmin: rows[0]!.xmin, isHoldingEvents: rows[0]!.is_holding_events };
+}
+
+/** The highest global position of a committed event (0 for an empty log), gate or no gate. */
+export async function selectLastPosition(client: Queryable): Promise<number> {
+  const { rows } = await client.query<{ position: number | null }>('SELECT max(global_position) AS position FROM events');
+  return rows[0]?.position ?? 0;
 }
 
 /** The cursor of the newest event a gated reader can see now (LOG_START when none). */

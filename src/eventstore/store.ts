@@ -9,6 +9,7 @@ import {
   selectGlobalEvents,
   type LogFilter,
   selectStreamEvents,
+  selectStreamsAfter,
   selectStreamVersion,
 } from './sql.js';
 import {
@@ -202,6 +203,11 @@ export class EventStore {
   /** Events of one stream after `after` (a stream position), at most `limit`. */
   async readStream(streamId: string, after = 0, limit = 1000): Promise<RecordedEvent[]> {
     return selectStreamEvents(this.pool, streamId, after, limit);
+  }
+
+  /** Events of several streams, each after its own position, in one query (no gate: see selectStreamsAfter). */
+  async readStreamsAfter(streams: readonly { streamId: string; after: number }[], limitPerStream: number): Promise<RecordedEvent[]> {
+    return selectStreamsAfter(this.pool, streams, limitPerStream);
   }
 
   /** Every event of one stream, in order. */

@@ -5,6 +5,7 @@ import { expressConnectMiddleware } from '@connectrpc/connect-express';
 import type { RequestHandler } from 'express';
 import { Observable } from 'rxjs';
 import type { Authenticator } from '../auth/middleware.js';
+import type { Principal } from '../auth/principal.js';
 import type { RunExecutor } from '../engine/executor.js';
 import type { LogFollower } from '../eventstore/follow.js';
 import { toAppError } from '../http/errors.js';
@@ -60,10 +61,12 @@ async function* runWorkflow(deps: ExecutionDeps, request: RunWorkflowRequest, co
   const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1] ?? (request.tokenFallback || undefined);
   let runId: string;
   let input: JsonObject;
+  let caller: Principal | undefined;
   try {
     const workflow = deps.workflows.active(request.workflowName);
     if (!workflow) throw new ConnectError(`Workflow ${request.workflowName} not found`, Code.NotFound);
-    const principal = await triggerPrincipalOf(workflow, token ? await deps.authenticator.principalOfToken(token, undefined) : undefined);
+    caller = token ? await deps.authenticator.principalOfToken(token, undefined) : undefined;
+    const principal = await triggerPrincipalOf(workflow, caller);
     input = parsePayload(request.payloadJson);
     const resolved = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', deps.models);
     compileValidator<JsonObject>('schema' in resolved ? resolved.schema : { type: 'object' }).parse(input);
@@ -75,35 +78,47 @@ async function* runWorkflow(deps: ExecutionDeps, request: RunWorkflowRequest, co
   }
   context.responseHeader.set('x-svc-run-id', runId);
   try {
-    yield* stepEvents(deps, runId, input, context.signal);
+    yield* stepEvents(deps, runId, input, caller, context.signal);
   } catch (error) {
     throw toConnectError(error);
   }
 }
 
-async function* stepEvents(deps: ExecutionDeps, runId: string, input: JsonObject, signal: AbortSignal): AsyncGenerator<StepEvent> {
-  const frames = new ClientFrameMapper(input);
-  const events = deps.follower.subscribeToStream(runStream(runId), 0);
-  for await (const frame of framesOf(events, frames, signal)) {
-    const data = frame.data;
-    const event = create(StepEventSchema, {
-      eventType: frame.event,
-      runId,
-      stepId: String(data.step_id ?? ''),
-      kind: String(data.kind ?? ''),
-      signal: String(data.signal ?? ''),
-      snapshotJson: data.snapshot === undefined ? '' : JSON.stringify(data.snapshot),
-      durationMs: Number(data.duration_ms ?? 0),
-      errorDetail: String(data.error_detail ?? ''),
-      outputJson: frame.event === 'done' ? JSON.stringify(data.output ?? null) : '',
-      message: String(data.message ?? ''),
-      details: String(data.details ?? ''),
-      // The descriptor is a courtesy: without the database, the frame still goes out with the id.
-      runJson: frame.event === 'suspended' ? JSON.stringify(runDescriptorOrId(await findRun(deps.pool, runId).catch(() => undefined), runId)) : '',
-    });
-    yield event;
-    if (frame.isLast) return;
+async function* stepEvents(deps: ExecutionDeps, runId: string, input: JsonObject, caller: Principal | undefined, signal: AbortSignal): AsyncGenerator<StepEvent> {
+  // The stream ends with UNAUTHENTICATED once the caller's credentials end (logout, session end, expiry).
+  const credentialsEnded = new AbortController();
+  const stopWatching = caller
+    ? deps.authenticator.watch(caller, (reason) => credentialsEnded.abort(new ConnectError(reason, Code.Unauthenticated)))
+    : () => undefined;
+  try {
+    const events = deps.follower.subscribeToStream(runStream(runId), 0);
+    for await (const frame of framesOf(events, new ClientFrameMapper(input), AbortSignal.any([signal, credentialsEnded.signal]))) {
+      yield await stepEventOf(deps.pool, runId, frame);
+      if (frame.isLast) return;
+    }
+    if (credentialsEnded.signal.aborted) throw credentialsEnded.signal.reason;
+  } finally {
+    stopWatching();
   }
+}
+
+async function stepEventOf(pool: Pool, runId: string, frame: ClientFrame): Promise<StepEvent> {
+  const data = frame.data;
+  return create(StepEventSchema, {
+    eventType: frame.event,
+    runId,
+    stepId: String(data.step_id ?? ''),
+    kind: String(data.kind ?? ''),
+    signal: String(data.signal ?? ''),
+    snapshotJson: data.snapshot === undefined ? '' : JSON.stringify(data.snapshot),
+    durationMs: Number(data.duration_ms ?? 0),
+    errorDetail: String(data.error_detail ?? ''),
+    outputJson: frame.event === 'done' ? JSON.stringify(data.output ?? null) : '',
+    message: String(data.message ?? ''),
+    details: String(data.details ?? ''),
+    // The descriptor is a courtesy: without the database, the frame still goes out with the id.
+    runJson: frame.event === 'suspended' ? JSON.stringify(runDescriptorOrId(await findRun(pool, runId).catch(() => undefined), runId)) : '',
+  });
 }
 
 function runDescriptorOrId(row: Awaited<ReturnType<typeof findRun>>, runId: string): JsonObject {

@@ -1,5 +1,7 @@
-// Server-Sent Events: headers, frames (`id`, `event`, `data`), heartbeat comments, clean close.
+// Server-Sent Events: headers, frames (`id`, `event`, `data`), heartbeat comments, clean close, and
+// a close when the caller's credentials end.
 import type { Request, Response } from 'express';
+import type { Principal } from '../auth/principal.js';
 
 export interface SseStream {
   send(event: string, data: unknown, id?: number | string): boolean;
@@ -11,6 +13,21 @@ export interface SseStream {
   onClose(listener: () => void): void;
 }
 
+/** Watches a principal's credentials (the Authenticator does). */
+export interface CredentialsWatch {
+  watch(principal: Principal, onEnd: (reason: string) => void): () => void;
+}
+
+export interface EventStreamOptions {
+  /**
+   * Required, so that no stream forgets it: the stream closes once the credentials of
+   * `req.principal` end (logout, session end, expiry), as a new request would be refused then.
+   * A request without a principal (a public trigger) has nothing to watch.
+   */
+  credentials: CredentialsWatch;
+  heartbeatMs?: number;
+}
+
 export function wantsEventStream(req: Request): boolean {
   return (req.headers.accept ?? '').split(',').some((part) => part.trim().startsWith('text/event-stream'));
 }
@@ -20,7 +37,7 @@ export function sseFrame(event: string, data: unknown, id?: number | string): st
   return `${lines.join('\n')}\n\n`;
 }
 
-export function openEventStream(req: Request, res: Response, heartbeatMs = 15_000): SseStream {
+export function openEventStream(req: Request, res: Response, { credentials, heartbeatMs = 15_000 }: EventStreamOptions): SseStream {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -42,7 +59,7 @@ export function openEventStream(req: Request, res: Response, heartbeatMs = 15_00
   };
   req.on('close', finish);
   res.on('close', finish);
-  return {
+  const stream: SseStream = {
     get closed() {
       return closed;
     },
@@ -62,4 +79,13 @@ export function openEventStream(req: Request, res: Response, heartbeatMs = 15_00
       else listeners.push(listener);
     },
   };
+  if (req.principal) {
+    // A comment says why (clients ignore it); a reconnect then gets the 401 with the same detail.
+    const stopWatching = credentials.watch(req.principal, (reason) => {
+      if (!closed) res.write(`: ${reason}\n\n`);
+      stream.close();
+    });
+    stream.onClose(stopWatching);
+  }
+  return stream;
 }

@@ -46,6 +46,9 @@ export function mcpRouter(deps: McpExportDeps): Router {
       void transport.close();
       void server.close();
     });
+    // The event stream (GET) closes once the caller's credentials end, as every stream does; a POST
+    // is an ordinary request, bounded like a synchronous trigger by SVC_SYNC_TIMEOUT_MS.
+    if (req.method === 'GET') res.on('close', deps.authenticator.watch(principal, () => void transport.close()));
     await server.connect(transport);
     await transport.handleRequest(req, res, req.body);
   });

@@ -100,7 +100,7 @@ export function runsRouter(deps: RunRoutesDeps): Router {
   router.get('/api/runs/:id/events', authenticator.require(readRule), async (req, res) => {
     const run = await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'));
     const after = resumeAfter(req);
-    const stream = openEventStream(req, res);
+    const stream = openEventStream(req, res, { credentials: authenticator });
     if (req.query.follow === 'false') {
       // Replay only: what the journal holds now, then close.
       for (let position = after; ; ) {

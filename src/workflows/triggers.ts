@@ -181,7 +181,7 @@ async function streamRun(deps: TriggerDeps, req: Request, res: Response, request
   // not record is a 503, not a stream that never speaks.
   const { runId } = await deps.executor.startRun(request, true);
   res.setHeader('X-Svc-Run-Id', runId);
-  const stream = openEventStream(req, res);
+  const stream = openEventStream(req, res, { credentials: deps.authenticator });
   const frames = new ClientFrameMapper(request.input);
   // Frames go out in journal order even when one needs a read (the descriptor of `suspended`).
   let sending = Promise.resolve();

@@ -56,6 +56,7 @@ describe('loadSettings', () => {
         bodyLimitBytes: 1024 * 1024,
         dbPoolSize: 10,
         dbConnectTimeoutMs: 10_000,
+        horizonStallSeconds: 10,
       });
       expect(settings.dev).to.deep.equal({
         enabled: false,
@@ -198,6 +199,11 @@ describe('loadSettings', () => {
         expect(problems.some((p) => p.startsWith(`${name} `)), name).to.equal(true);
         expect(message).to.include(`  - ${name} `);
       }
+    });
+
+    it('reads SVC_HORIZON_STALL_SECONDS (at least 1)', () => {
+      expect(loadSettings({ SVC_HORIZON_STALL_SECONDS: '3' }, projectDir).horizonStallSeconds).to.equal(3);
+      expect(problemsOf({ SVC_HORIZON_STALL_SECONDS: '0' })).to.deep.equal(['SVC_HORIZON_STALL_SECONDS must be an integer from 1 to 86400 (got "0")']);
     });
 
     it('refuses integers out of range and non-integers', () => {
