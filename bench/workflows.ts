@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { withDatabase } from '../src/db/pool.js';
-import { TERMINAL_STATUSES } from '../src/engine/state.js';
+import { TERMINAL_STATUSES } from '../src/runs/state.js';
 import { BENCH_DIR, createBenchDatabase, describeMachine, fmtInt, fmtMs, fmtRatio, markdownTable, SERVER_URL, type Benchmark } from './support.js';
 import {
   adminQuery,

@@ -1,7 +1,7 @@
 // Who may decide an approval, and the events a decision appends (pure).
-import { isAllowed, type Principal } from '../auth/principal.js';
+import { isAllowed, type Principal } from '../kernel/access.js';
 import type { NewEvent } from '../eventstore/types.js';
-import { isTerminal, type RunState } from '../engine/state.js';
+import { isTerminal, type RunState } from '../runs/state.js';
 import { ConflictError, NotFoundError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
 import { runEvent } from '../runs/events.js';

@@ -2,8 +2,8 @@
 import type { Pool } from '../db/pool.js';
 import { runCommand } from '../eventstore/command.js';
 import type { EventStore } from '../eventstore/store.js';
-import type { RunExecutor } from '../engine/executor.js';
-import { foldRun } from '../engine/state.js';
+import type { RunExecutor } from '../runs/engine/executor.js';
+import { foldRun } from '../runs/state.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../kernel/logger.js';
 import { runStream } from '../runs/events.js';

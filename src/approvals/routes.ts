@@ -1,6 +1,6 @@
 // /api/approvals (pending ones the caller may decide), POST /api/approvals/{id}, POST /api/runs/{id}/human/{agent_id}.
 import { Router } from 'express';
-import type { Authenticator } from '../auth/middleware.js';
+import type { Authenticator } from '../http/authenticator.js';
 import type { Approval } from '../contract/types.js';
 import type { Pool } from '../db/pool.js';
 import { requestMetadata, uuidParam } from '../http/context.js';

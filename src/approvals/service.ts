@@ -1,12 +1,12 @@
 // Deciding approvals: validate the form, append the decision on the run stream (one winner), resume the run.
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../kernel/access.js';
 import type { Pool } from '../db/pool.js';
 import type { Clock } from '../kernel/clock.js';
 import { runCommand } from '../eventstore/command.js';
 import type { EventStore } from '../eventstore/store.js';
 import type { EventMetadata } from '../eventstore/types.js';
-import type { RunExecutor } from '../engine/executor.js';
-import { foldRun } from '../engine/state.js';
+import type { RunExecutor } from '../runs/engine/executor.js';
+import { foldRun } from '../runs/state.js';
 import { BadRequestError, NotFoundError, PermissionDeniedError, ValidationError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
 import { compileValidator } from '../kernel/validation.js';

@@ -1,7 +1,7 @@
 // /api/artifacts: list (artifacts:read), read with content and hash (artifacts:read), upload (artifacts:write);
 // each sees the project files and the uploads of the caller's tenant only.
 import { Router, type Request } from 'express';
-import type { Authenticator } from '../auth/middleware.js';
+import type { Authenticator } from '../http/authenticator.js';
 import { requestMetadata } from '../http/context.js';
 import { NotFoundError } from '../kernel/errors.js';
 import type { JsonValue } from '../kernel/json.js';

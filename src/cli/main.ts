@@ -1,6 +1,6 @@
 // The `svc` command line: serve, migrate, validate, projections, runs, keys.
 import { Command } from 'commander';
-import { generateSigningKeyHex } from '../auth/keys.js';
+import { generateSigningKeyHex } from '../iam/keys.js';
 import { loadSettings, SettingsError, type Settings } from '../config/settings.js';
 import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';

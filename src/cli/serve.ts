@@ -1,6 +1,6 @@
 // `svc serve`: one process, or a node cluster of SVC_WORKERS sharing one database; graceful on signals.
 import cluster from 'node:cluster';
-import { generateSigningKeyHex } from '../auth/keys.js';
+import { generateSigningKeyHex } from '../iam/keys.js';
 import type { Settings } from '../config/settings.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrate } from '../db/migrate.js';

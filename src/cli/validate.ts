@@ -1,8 +1,8 @@
 // `svc validate [--strict]`: every finding with its V-code, file and step; exit 1 on errors (or warnings with --strict).
-import { loadProject, type ProjectSettings } from '../project/load.js';
+import { loadProject, type ProjectSettings } from '../app/project.js';
 import { DOCUMENT_FLAGS } from '../versions/registry.js';
 import { formatFinding } from '../workflows/validate.js';
-import { validateProject } from '../project/load.js';
+import { validateProject } from '../app/project.js';
 
 export async function validateCommand(projectDir: string, settings: ProjectSettings, strict: boolean): Promise<number> {
   const project = await loadProject(projectDir, settings);

@@ -2,7 +2,7 @@
 import { createClient } from '@connectrpc/connect';
 import { createGrpcWebTransport } from '@connectrpc/connect-web';
 import type { Json, JsonRecord, RunDescriptor, StepFrame } from '../contract/types.js';
-import { Execution, type StepEvent } from '../grpc/gen/svc/v1/execution_pb.js';
+import { Execution, type StepEvent } from '../contract/gen/svc/v1/execution_pb.js';
 
 const isBrowser = typeof (globalThis as { document?: unknown }).document !== 'undefined';
 

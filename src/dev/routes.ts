@@ -2,10 +2,10 @@
 // absent (404) outside dev mode, refuse addresses outside SVC_DEV_IP_ALLOWLIST, and answer only under
 // the service's own host names.
 import { Router, type Request, type RequestHandler } from 'express';
-import type { Authenticator } from '../auth/middleware.js';
-import type { AuthService } from '../auth/service.js';
+import type { Authenticator } from '../http/authenticator.js';
+import type { AuthService } from '../iam/signIn.js';
 import type { Settings } from '../config/settings.js';
-import { answerToken } from '../auth/answerToken.js';
+import { answerToken } from '../iam/answerToken.js';
 import { NotFoundError, PermissionDeniedError, UnauthenticatedError } from '../kernel/errors.js';
 import { compileValidator } from '../kernel/validation.js';
 import { pageSecurityHeaders } from '../http/securityHeaders.js';

@@ -1,8 +1,8 @@
 // /auth/oauth/{provider}/start|callback, and /auth/admin/federation (deployment admins) with secrets redacted.
 import { Router } from 'express';
 import { parse as parseCookies } from 'cookie';
-import type { Authenticator } from '../auth/middleware.js';
-import { answerToken } from '../auth/answerToken.js';
+import type { Authenticator } from '../http/authenticator.js';
+import { answerToken } from '../iam/answerToken.js';
 import type { Settings } from '../config/settings.js';
 import { runCommand } from '../eventstore/command.js';
 import type { EventStore } from '../eventstore/store.js';

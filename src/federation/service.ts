@@ -1,13 +1,13 @@
 // Federated sign-in: start (state, PKCE, redirect) and callback (consume the state once, exchange,
 // upsert the user by provider identity, journal the sign-in, mint a token).
 import { randomBytes } from 'node:crypto';
-import type { AuthService } from '../auth/service.js';
+import type { AuthService } from '../iam/signIn.js';
 import type { Settings } from '../config/settings.js';
 import type { Pool } from '../db/pool.js';
 import type { IamCommands } from '../iam/handlers.js';
 import { findRoleByName, findUserByEmail, findUserByFederatedIdentity } from '../iam/queries.js';
 import { AlreadyExistsError, AppError, BadRequestError, NotFoundError } from '../kernel/errors.js';
-import type { MintedToken } from '../auth/tokens.js';
+import type { MintedToken } from '../iam/tokens.js';
 import type { OutboundFetch } from '../outbound/fetch.js';
 import { decideFederatedLogin } from './decide.js';
 import { authorizationUrl, completeLogin, newLoginSecrets } from './oauth.js';

@@ -4,9 +4,9 @@ import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@co
 import { expressConnectMiddleware } from '@connectrpc/connect-express';
 import type { RequestHandler } from 'express';
 import { Observable } from 'rxjs';
-import type { Authenticator } from '../auth/middleware.js';
-import type { Principal } from '../auth/principal.js';
-import type { RunExecutor } from '../engine/executor.js';
+import type { Authenticator } from '../http/authenticator.js';
+import type { Principal } from '../kernel/access.js';
+import type { RunExecutor } from '../runs/engine/executor.js';
 import type { LogFollower } from '../eventstore/follow.js';
 import { toAppError } from '../http/errors.js';
 import { ValidationError, type ErrorCode } from '../kernel/errors.js';
@@ -14,14 +14,14 @@ import { ForbiddenKeyError, isJsonObject, refuseUnsafeJson, type JsonObject } fr
 import { compileValidator } from '../kernel/validation.js';
 import type { ModelRegistry } from '../models/registry.js';
 import type { Pool } from '../db/pool.js';
-import { ClientFrameMapper, type ClientFrame } from '../runs/clientFrames.js';
+import { ClientFrameMapper, type ClientFrame } from '../runs/trigger/clientFrames.js';
 import { runStream } from '../runs/events.js';
 import { runDescriptor } from '../runs/present.js';
 import { findRun } from '../runs/queries.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
 import { resolveSchema } from '../workflows/schemas.js';
-import { triggerPrincipalOf } from '../workflows/triggers.js';
-import { Execution, StepEventSchema, type RunWorkflowRequest, type StepEvent } from './gen/svc/v1/execution_pb.js';
+import { triggerPrincipalOf } from '../runs/trigger/routes.js';
+import { Execution, StepEventSchema, type RunWorkflowRequest, type StepEvent } from '../contract/gen/svc/v1/execution_pb.js';
 
 export const GRPC_PREFIX = '/grpc';
 

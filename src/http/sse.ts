@@ -1,7 +1,7 @@
 // Server-Sent Events: headers, frames (`id`, `event`, `data`), heartbeat comments, clean close, and
 // a close when the caller's credentials end.
 import type { Request, Response } from 'express';
-import type { Principal } from '../auth/principal.js';
+import type { Principal } from '../kernel/access.js';
 
 export interface SseStream {
   send(event: string, data: unknown, id?: number | string): boolean;

@@ -3,8 +3,8 @@ import { AlreadyExistsError, BadRequestError, NotFoundError } from '../kernel/er
 import { BOOTSTRAP_STREAM, roleStream, userStream } from './events.js';
 import type { AssignRole, Bootstrap, ChangeRoleScopes, CreateRole, DeleteRole, IamState, RevokeRole } from './decide.js';
 import { createUser } from './decideUsers.js';
+import { ADMIN_SCOPE } from '../kernel/access.js';
 import {
-  ADMIN_SCOPE,
   administrableUser,
   checkName,
   checkRoleWithinFence,

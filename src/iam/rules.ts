@@ -16,7 +16,6 @@ const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const PHONE_PATTERN = /^\+?[0-9][0-9 ().-]{3,30}$/;
 
 export const SUPERADMIN_ROLE = 'superadmin';
-export const ADMIN_SCOPE = 'iam:admin';
 
 export function checkEmail(email: string): void {
   if (email.length > 254 || !EMAIL_PATTERN.test(email)) throw new BadRequestError('email is not a valid address');

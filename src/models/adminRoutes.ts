@@ -1,8 +1,8 @@
 // /admin/models (list, toggle, fork) and /admin/scopes: deployment admins (iam:admin; with tenants, and the superadmin group).
 import path from 'node:path';
 import { Router } from 'express';
-import type { Authenticator } from '../auth/middleware.js';
-import { ADMIN_SCOPE } from '../auth/principal.js';
+import type { Authenticator } from '../http/authenticator.js';
+import { ADMIN_SCOPE } from '../kernel/access.js';
 import { requestMetadata } from '../http/context.js';
 import { AlreadyExistsError, NotFoundError } from '../kernel/errors.js';
 import { compileValidator } from '../kernel/validation.js';

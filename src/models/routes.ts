@@ -1,8 +1,8 @@
 // Opt-in CRUD under /models/{model}/: only the operations a model lists, behind its scopes and groups.
 import { Router, type Request } from 'express';
 import type { Pool } from '../db/pool.js';
-import type { Authenticator } from '../auth/middleware.js';
-import { isAllowed, type AccessRule } from '../auth/principal.js';
+import type { Authenticator } from '../http/authenticator.js';
+import { isAllowed, type AccessRule } from '../kernel/access.js';
 import { requestMetadata } from '../http/context.js';
 import type { Clock } from '../kernel/clock.js';
 import { BadRequestError, NotFoundError, PermissionDeniedError } from '../kernel/errors.js';

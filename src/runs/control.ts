@@ -2,7 +2,7 @@
 import { runCommand } from '../eventstore/command.js';
 import type { EventStore } from '../eventstore/store.js';
 import type { EventMetadata } from '../eventstore/types.js';
-import { foldRun, isTerminal, type RunState, type RunStatus } from '../engine/state.js';
+import { foldRun, isTerminal, type RunState, type RunStatus } from './state.js';
 import { ConflictError, NotFoundError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
 import { runEvent, runStream, type RunEventType } from './events.js';

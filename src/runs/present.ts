@@ -2,8 +2,8 @@
 import type { RunDescriptor, RunEvent, RunStatus } from '../contract/types.js';
 import type { RecordedEvent } from '../eventstore/types.js';
 import type { JsonObject, JsonValue } from '../kernel/json.js';
-import { publicView } from '../engine/template.js';
-import type { RunState } from '../engine/state.js';
+import { publicView } from '../workflows/template.js';
+import type { RunState } from './state.js';
 import type { RunEventData } from './events.js';
 
 export interface RunRow {

@@ -2,7 +2,7 @@
 import type { RecordedEvent } from '../eventstore/types.js';
 import type { JsonObject } from '../kernel/json.js';
 import { defineProjection, type Row } from '../projections/types.js';
-import { evolveRun, initialRunState, type RunState } from '../engine/state.js';
+import { evolveRun, initialRunState, type RunState } from './state.js';
 import { RUN_EVENT_TYPES, type RunEventData } from './events.js';
 
 function stateOf(row: Row): RunState {

@@ -1,14 +1,14 @@
 // /api/runs: list, detail, journal over SSE, export, and control (pause/resume/abort/steer); each answers or
 // acts on a run only when the caller may read it (readableRun).
 import { Router, type Request } from 'express';
-import type { Authenticator } from '../auth/middleware.js';
-import { ADMIN_SCOPE, type Principal } from '../auth/principal.js';
+import type { Authenticator } from '../http/authenticator.js';
+import { ADMIN_SCOPE, type Principal } from '../kernel/access.js';
 import type { Pool } from '../db/pool.js';
 import type { LogFollower } from '../eventstore/follow.js';
 import type { EventStore } from '../eventstore/store.js';
 import type { RecordedEvent } from '../eventstore/types.js';
-import type { RunExecutor } from '../engine/executor.js';
-import { TERMINAL_STATUSES, type RunStatus } from '../engine/state.js';
+import type { RunExecutor } from './engine/executor.js';
+import { TERMINAL_STATUSES, type RunStatus } from './state.js';
 import { requestMetadata, uuidParam } from '../http/context.js';
 import { openEventStream, sseFrame } from '../http/sse.js';
 import { BadRequestError, NotFoundError } from '../kernel/errors.js';

@@ -1,7 +1,7 @@
 // Run export and import: the journal moves between instances and reads back identically.
 import type { EventStore } from '../eventstore/store.js';
 import type { Pool } from '../db/pool.js';
-import { evolveRun, initialRunState, isTerminal, type RunStatus } from '../engine/state.js';
+import { evolveRun, initialRunState, isTerminal, type RunStatus } from './state.js';
 import { BadRequestError, ConflictError, NotFoundError, VersionConflictError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
 import type { JsonObject } from '../kernel/json.js';

@@ -6,6 +6,8 @@ export type StepKind = (typeof STEP_KINDS)[number];
 /** Kinds that wait on the outside world: their presence makes a workflow "slow". */
 export const SLOW_KINDS: readonly StepKind[] = ['Agent', 'MCP', 'APICall'];
 export const END = 'END';
+/** A Router `condition`'s operators. */
+export const ROUTER_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'contains', 'is_empty', 'is_not_empty'] as const;
 
 export interface InlineField {
   name: string;

@@ -1,7 +1,7 @@
 // /api/_system/workflows (manifests) and /admin/workflows (list, toggle, fork).
 import path from 'node:path';
 import { Router } from 'express';
-import type { Authenticator } from '../auth/middleware.js';
+import type { Authenticator } from '../http/authenticator.js';
 import { requestMetadata } from '../http/context.js';
 import { AlreadyExistsError, NotFoundError } from '../kernel/errors.js';
 import { compileValidator } from '../kernel/validation.js';

@@ -1,9 +1,8 @@
 // Workflow validation with stable codes (V001...): errors stop boot, warnings are logged.
 import { FIELD_TYPES, type FieldType } from '../models/definition.js';
 import type { ModelRegistry } from '../models/registry.js';
-import { templatePaths } from '../engine/template.js';
-import { ROUTER_OPERATORS } from '../engine/steps/router.js';
-import { asRecord, END, STEP_KINDS, type StepDefinition, type WorkflowDefinition } from './definition.js';
+import { templatePaths } from './template.js';
+import { asRecord, END, ROUTER_OPERATORS, STEP_KINDS, type StepDefinition, type WorkflowDefinition } from './definition.js';
 import { resolveSchema } from './schemas.js';
 
 export type Severity = 'error' | 'warning';

@@ -5,10 +5,10 @@ import { expect } from 'chai';
 import { ArtifactCatalog } from '../../src/artifacts/catalog.js';
 import { isConnectionLoss } from '../../src/db/connectionLoss.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
-import { runAgent, type AgentHost } from '../../src/engine/agent.js';
-import { executeMcp } from '../../src/engine/steps/mcp.js';
+import { runAgent, type AgentHost } from '../../src/runs/engine/agent.js';
+import { executeMcp } from '../../src/runs/engine/steps/mcp.js';
 import { createOutbound } from '../../src/outbound/fetch.js';
-import type { StepDeps } from '../../src/engine/steps/types.js';
+import type { StepDeps } from '../../src/runs/engine/steps/types.js';
 import type { StepDefinition, WorkflowDefinition } from '../../src/workflows/definition.js';
 import { freePort } from '../support/db.js';
 

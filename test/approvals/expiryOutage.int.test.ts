@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { ApprovalExpiry } from '../../src/approvals/expiry.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
-import type { RunExecutor } from '../../src/engine/executor.js';
+import type { RunExecutor } from '../../src/runs/engine/executor.js';
 import { EventStore } from '../../src/eventstore/store.js';
 import { systemClock } from '../../src/kernel/clock.js';
 import { freePort } from '../support/db.js';

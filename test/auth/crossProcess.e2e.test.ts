@@ -2,8 +2,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import pg from 'pg';
-import { generateSigningKeyHex } from '../../src/auth/keys.js';
-import { SESSION_ENDED_MESSAGE } from '../../src/auth/middleware.js';
+import { generateSigningKeyHex } from '../../src/iam/keys.js';
+import { SESSION_ENDED_MESSAGE } from '../../src/iam/authenticator.js';
 import { connectionConfig } from '../../src/db/pool.js';
 import type { Service } from '../../src/main.js';
 import { sleep, waitUntil } from '../eventstore/helpers.js';

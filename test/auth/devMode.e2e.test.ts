@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { generateSigningKeyHex } from '../../src/auth/keys.js';
+import { generateSigningKeyHex } from '../../src/iam/keys.js';
 import { loadSettings, SettingsError } from '../../src/config/settings.js';
 import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';

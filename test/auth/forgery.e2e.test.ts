@@ -2,8 +2,8 @@
 import { createHmac, createPublicKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { expect } from 'chai';
 import { SignJWT } from 'jose';
-import { generateSigningKeyHex, privateKeyFromHex } from '../../src/auth/keys.js';
-import { TOKEN_ISSUER } from '../../src/auth/tokens.js';
+import { generateSigningKeyHex, privateKeyFromHex } from '../../src/iam/keys.js';
+import { TOKEN_ISSUER } from '../../src/iam/tokens.js';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, client, expectUnauthenticated, login, payloadOf, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';

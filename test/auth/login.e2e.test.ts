@@ -1,7 +1,7 @@
 // Bootstrap, password login, identity, refresh, logout and the public key set, over real HTTP.
 import { expect } from 'chai';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { TOKEN_ISSUER } from '../../src/auth/tokens.js';
+import { TOKEN_ISSUER } from '../../src/iam/tokens.js';
 import { IamCommands } from '../../src/iam/handlers.js';
 import { systemClock } from '../../src/kernel/clock.js';
 import type { Service } from '../../src/main.js';

@@ -1,7 +1,7 @@
 // The session-ending table: which IAM changes end a user's sessions (old tokens 401), which end nothing, to the millisecond.
 import { expect } from 'chai';
-import { generateSigningKeyHex } from '../../src/auth/keys.js';
-import { SESSION_ENDED_MESSAGE } from '../../src/auth/middleware.js';
+import { generateSigningKeyHex } from '../../src/iam/keys.js';
+import { SESSION_ENDED_MESSAGE } from '../../src/iam/authenticator.js';
 import { fixedClock } from '../../src/kernel/clock.js';
 import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';

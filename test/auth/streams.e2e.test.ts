@@ -3,7 +3,7 @@
 import { createClient, Code, ConnectError } from '@connectrpc/connect';
 import { createGrpcWebTransport } from '@connectrpc/connect-web';
 import { expect } from 'chai';
-import { Execution } from '../../src/grpc/gen/svc/v1/execution_pb.js';
+import { Execution } from '../../src/contract/gen/svc/v1/execution_pb.js';
 import type { Service } from '../../src/main.js';
 import { killAllServices, ServiceProcess, SIGNING_KEY } from '../durability/helpers.js';
 import { createTestDatabase } from '../support/db.js';

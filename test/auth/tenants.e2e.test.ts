@@ -1,8 +1,8 @@
 // Multi-tenant deployments (SVC_TENANT_IDS): tokens carry a tenant, and only allowlisted tenants pass.
 import { randomUUID, sign } from 'node:crypto';
 import { expect } from 'chai';
-import { generateSigningKeyHex, privateKeyFromHex } from '../../src/auth/keys.js';
-import { TOKEN_ISSUER } from '../../src/auth/tokens.js';
+import { generateSigningKeyHex, privateKeyFromHex } from '../../src/iam/keys.js';
+import { TOKEN_ISSUER } from '../../src/iam/tokens.js';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, client, expectError, expectUnauthenticated, login, payloadOf, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';

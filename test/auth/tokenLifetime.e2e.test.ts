@@ -1,6 +1,6 @@
 // SVC_TOKEN_TTL_SECONDS: `exp` is iat + TTL and enforced (with a few seconds of skew); 0 means no `exp` at all.
 import { expect } from 'chai';
-import { generateSigningKeyHex } from '../../src/auth/keys.js';
+import { generateSigningKeyHex } from '../../src/iam/keys.js';
 import { fixedClock } from '../../src/kernel/clock.js';
 import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { EventStore, type RecordedEvent } from '../../src/eventstore/index.js';
-import { LeaseLost, RunJournal, type JournalEntry } from '../../src/engine/journal.js';
+import { LeaseLost, RunJournal, type JournalEntry } from '../../src/runs/engine/journal.js';
 import { VersionConflictError } from '../../src/kernel/errors.js';
 import { newId } from '../../src/kernel/ids.js';
 import { createTestDatabase } from '../support/db.js';

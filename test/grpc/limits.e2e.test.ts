@@ -5,7 +5,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { expect } from 'chai';
-import { RunWorkflowRequestSchema, StepEventSchema, type StepEvent } from '../../src/grpc/gen/svc/v1/execution_pb.js';
+import { RunWorkflowRequestSchema, StepEventSchema, type StepEvent } from '../../src/contract/gen/svc/v1/execution_pb.js';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';

@@ -5,7 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { expect } from 'chai';
-import { RunWorkflowRequestSchema } from '../../src/grpc/gen/svc/v1/execution_pb.js';
+import { RunWorkflowRequestSchema } from '../../src/contract/gen/svc/v1/execution_pb.js';
 import type { Service } from '../../src/main.js';
 import { DEV_ENV, DEV_KEY } from '../api/helpers.js';
 import { freePort } from '../support/db.js';

@@ -1,6 +1,6 @@
 // IAM commands that race: each invariant must hold whichever request commits first.
 import { expect } from 'chai';
-import { SESSION_ENDED_MESSAGE } from '../../src/auth/middleware.js';
+import { SESSION_ENDED_MESSAGE } from '../../src/iam/authenticator.js';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client, expectUnauthenticated, login, requestToken, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';

@@ -1,0 +1,144 @@
+// The verification pipeline of every protected REST request (steps 1-8), and access guards: IAM's Authenticator.
+import { timingSafeEqual } from 'node:crypto';
+import type { Request, RequestHandler } from 'express';
+import type { Settings } from '../config/settings.js';
+import { PermissionDeniedError, UnauthenticatedError } from '../kernel/errors.js';
+import { NAME_PATTERN, SUPERADMIN_ROLE } from './rules.js';
+import { ADMIN_SCOPE, isAllowed, type AccessRule, type Principal } from '../kernel/access.js';
+import type { Authenticator } from '../http/authenticator.js';
+import type { SessionView } from './sessionView.js';
+import { TOKEN_EXPIRED_MESSAGE, type TokenClaims, type TokenService } from './tokens.js';
+
+export const SESSION_ENDED_MESSAGE = 'Session ended — sign in again.';
+export const TOKEN_REVOKED_MESSAGE = 'Token has been revoked';
+
+/**
+ * Single-tenant deployments: every `iam:admin`. Multi-tenant (SVC_TENANT_IDS): `iam:admin` with the
+ * `superadmin` group (the role bootstrap creates), or the dev key; `iam:admin` alone makes a tenant
+ * admin, who administers its own tenant's users only.
+ */
+export function isDeploymentAdmin(principal: Principal, isMultiTenant: boolean): boolean {
+  if (!principal.scopes.includes(ADMIN_SCOPE)) return false;
+  return !isMultiTenant || principal.isDev || principal.groups.includes(SUPERADMIN_ROLE);
+}
+
+export function createAuthenticator(deps: { tokens: TokenService; sessions: SessionView; settings: Settings }): Authenticator {
+  const { tokens, sessions, settings } = deps;
+  const devKey = settings.dev.enabled && settings.dev.allowDevAuth ? settings.dev.apiKey : undefined;
+  const tenantIds = settings.tenantIds;
+
+  async function verify(req: Request): Promise<Principal> {
+    return verifyToken(bearerToken(req), req.socket.remoteAddress);
+  }
+
+  async function verifyToken(token: string | undefined, remoteAddress: string | undefined): Promise<Principal> {
+    if (!token) throw new UnauthenticatedError('Not authenticated');
+    if (devKey !== undefined && isDevKey(token, devKey) && isAllowedIp(remoteAddress, settings.dev.ipAllowlist)) {
+      return { userId: 'dev', groups: ['dev'], scopes: ['iam:admin'], isDev: true };
+    }
+    const claims = await tokens.verify(token);
+    if (sessions.isRevoked(claims.jti)) throw new UnauthenticatedError(TOKEN_REVOKED_MESSAGE);
+    const sessionEnd = sessions.sessionEndOf(claims.sub);
+    if (sessionEnd !== undefined && Math.round(claims.iat * 1000) < sessionEnd) throw new UnauthenticatedError(SESSION_ENDED_MESSAGE);
+    checkClaimShapes(claims, tenantIds);
+    return {
+      userId: claims.sub,
+      groups: claims.groups,
+      scopes: claims.scopes,
+      ...(claims.tenant !== undefined ? { tenant: claims.tenant } : {}),
+      jti: claims.jti,
+      iat: claims.iat,
+      ...(claims.exp !== undefined ? { exp: claims.exp } : {}),
+      isDev: false,
+    };
+  }
+
+  async function principalOf(req: Request): Promise<Principal> {
+    req.principal ??= await verify(req);
+    return req.principal;
+  }
+
+  const authenticate: RequestHandler = async (req, _res, next) => {
+    await principalOf(req);
+    next();
+  };
+
+  const isDeploymentAdminHere = (principal: Principal) => isDeploymentAdmin(principal, tenantIds !== undefined);
+
+  function watch(principal: Principal, onEnd: (reason: string) => void): () => void {
+    const { jti, iat, exp } = principal;
+    if (principal.isDev || jti === undefined || iat === undefined) return () => undefined;
+    const cancels: (() => void)[] = [];
+    const cancel = () => cancels.splice(0).forEach((stop) => stop());
+    let isEnded = false;
+    const end = (reason: string) => {
+      if (isEnded) return;
+      isEnded = true;
+      cancel();
+      onEnd(reason);
+    };
+    const token = { jti, userId: principal.userId, issuedAtMs: Math.round(iat * 1000) };
+    cancels.push(sessions.watch(token, (ending) => end(ending === 'revoked' ? TOKEN_REVOKED_MESSAGE : SESSION_ENDED_MESSAGE)));
+    if (exp !== undefined) cancels.push(tokens.watchExpiry(exp, () => end(TOKEN_EXPIRED_MESSAGE)));
+    return () => {
+      isEnded = true;
+      cancel();
+    };
+  }
+
+  return {
+    authenticate,
+    principalOf,
+    principalOfToken: verifyToken,
+    watch,
+    require: (rule = {}) =>
+      async (req, _res, next) => {
+        const principal = await principalOf(req);
+        if (!isAllowed(principal, rule)) throw new PermissionDeniedError(describeMissing(rule));
+        next();
+      },
+    isDeploymentAdmin: isDeploymentAdminHere,
+    requireDeploymentAdmin: (why) => async (req, _res, next) => {
+      const principal = await principalOf(req);
+      if (!principal.scopes.includes(ADMIN_SCOPE)) throw new PermissionDeniedError(describeMissing({ scope: ADMIN_SCOPE }));
+      if (!isDeploymentAdminHere(principal)) {
+        throw new PermissionDeniedError(
+          `Permission denied: ${why}; this is for deployment admins (${ADMIN_SCOPE} and the ${SUPERADMIN_ROLE} group), not for the admin of tenant ${principal.tenant ?? '(none)'}`,
+        );
+      }
+      next();
+    },
+  };
+}
+
+export function bearerToken(req: Request): string | undefined {
+  const header = req.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+function isDevKey(candidate: string, devKey: string): boolean {
+  const a = Buffer.from(candidate);
+  const b = Buffer.from(devKey);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function isAllowedIp(remoteAddress: string | undefined, allowlist: readonly string[]): boolean {
+  return allowlist.includes((remoteAddress ?? '').replace(/^::ffff:/, ''));
+}
+
+/** Step 6: claims a library does not check. */
+function checkClaimShapes(claims: TokenClaims, tenantIds: readonly string[] | undefined): void {
+  const isNameList = (value: unknown) => Array.isArray(value) && value.every((v) => typeof v === 'string' && NAME_PATTERN.test(v));
+  if (!isNameList(claims.groups) || !isNameList(claims.scopes)) throw new UnauthenticatedError('Invalid token: malformed groups or scopes');
+  if (claims.tenant !== undefined && typeof claims.tenant !== 'string') throw new UnauthenticatedError('Invalid token: malformed tenant');
+  if (tenantIds && (claims.tenant === undefined || !tenantIds.includes(claims.tenant))) {
+    throw new UnauthenticatedError('Invalid token: tenant not allowed');
+  }
+}
+
+function describeMissing(rule: AccessRule): string {
+  const parts = [rule.scope ? `scope ${rule.scope}` : undefined, rule.groups?.length ? `one of the groups ${rule.groups.join(', ')}` : undefined];
+  return `Permission denied: requires ${parts.filter(Boolean).join(' and ') || 'access'}`;
+}
