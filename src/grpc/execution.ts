@@ -20,7 +20,7 @@ import { runDescriptor } from '../runs/present.js';
 import { findRun } from '../runs/queries.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
 import { resolveSchema } from '../workflows/schemas.js';
-import { triggerPrincipalOf } from '../runs/trigger/routes.js';
+import { triggerPrincipalOf } from '../runs/trigger/gate.js';
 import { Execution, StepEventSchema, type RunWorkflowRequest, type StepEvent } from '../contract/gen/svc/v1/execution_pb.js';
 
 export const GRPC_PREFIX = '/grpc';

@@ -11,7 +11,7 @@ import { NotFoundError } from '../kernel/errors.js';
 import { compileValidator, integerParam } from '../kernel/validation.js';
 import type { IamCommands, UserChanges } from './handlers.js';
 import { checkPasswordPolicy, hashPassword } from './passwords.js';
-import type { TenantFence } from './decide.js';
+import type { TenantFence } from './commands.js';
 import { findRole, findRoleByName, findUser, listRoles, listUsers } from './queries.js';
 import { isWithinFence, SUPERADMIN_ROLE } from './rules.js';
 

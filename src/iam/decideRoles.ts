@@ -1,7 +1,7 @@
 // Role decisions: roles and their scopes, who holds them, and the bootstrap that creates the first admin.
 import { AlreadyExistsError, BadRequestError, NotFoundError } from '../kernel/errors.js';
 import { BOOTSTRAP_STREAM, roleStream, userStream } from './events.js';
-import type { AssignRole, Bootstrap, ChangeRoleScopes, CreateRole, DeleteRole, IamState, RevokeRole } from './decide.js';
+import type { AssignRole, Bootstrap, ChangeRoleScopes, CreateRole, DeleteRole, IamState, RevokeRole } from './commands.js';
 import { createUser } from './decideUsers.js';
 import { ADMIN_SCOPE } from '../kernel/access.js';
 import {

@@ -2,7 +2,7 @@
 import { AlreadyExistsError, PermissionDeniedError } from '../kernel/errors.js';
 import type { NewEvent } from '../eventstore/types.js';
 import { federatedIdentity, roleStream, userStream } from './events.js';
-import type { CreateUser, DeleteUser, IamState, LinkFederation, RecordSignIn, UpdateUser } from './decide.js';
+import type { CreateUser, DeleteUser, IamState, LinkFederation, RecordSignIn, UpdateUser } from './commands.js';
 import { administrableUser, checkEmail, checkPhoneNumber, claim, existingUser, push, release, sessionsEnded, type Decision } from './rules.js';
 
 export function createUser(command: CreateUser, state: IamState): Decision {

@@ -4,7 +4,8 @@ import type { EventStore } from '../eventstore/store.js';
 import type { EventMetadata, RecordedEvent } from '../eventstore/types.js';
 import type { Clock } from '../kernel/clock.js';
 import { newId } from '../kernel/ids.js';
-import { decide, type IamCommand, type IamState, type TenantFence } from './decide.js';
+import { decide } from './decide.js';
+import type { IamCommand, IamState, TenantFence } from './commands.js';
 import {
   BOOTSTRAP_STREAM,
   federatedIdentity,

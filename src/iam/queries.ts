@@ -1,6 +1,6 @@
 // IAM reads from the projections; every function receives its client.
 import type { Queryable } from '../db/pool.js';
-import type { TenantFence } from './decide.js';
+import type { TenantFence } from './commands.js';
 
 export interface UserRecord {
   id: string;

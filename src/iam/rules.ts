@@ -2,14 +2,11 @@
 import { AlreadyExistsError, BadRequestError, NotFoundError, PermissionDeniedError } from '../kernel/errors.js';
 import type { NewEvent } from '../eventstore/types.js';
 import { uniqueStream, type UniqueKind } from './events.js';
-import type { TenantFence } from './decide.js';
+import type { TenantFence, UniqueOwners } from './commands.js';
 import type { RoleState, UserState } from './evolve.js';
 
 /** Events to append, keyed by stream id. */
 export type Decision = Record<string, NewEvent[]>;
-
-/** Current owner of each unique value a command claims, keyed by claim stream id (null: free). */
-export type UniqueOwners = Record<string, string | null>;
 
 export const NAME_PATTERN = /^[\w:.\-/]+$/;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

@@ -1,6 +1,6 @@
 // The IAM decider, command by command: which events land on which stream, and which commands are refused.
 import { expect } from 'chai';
-import type { CreateUser } from '../../src/iam/decide.js';
+import type { CreateUser } from '../../src/iam/commands.js';
 import { uniqueStream, type RoleEvent, type UniqueValueEvent, type UserEvent } from '../../src/iam/events.js';
 import { given } from './decider.js';
 

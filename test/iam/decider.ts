@@ -1,7 +1,8 @@
 // given(history).when(command).then(decision | error) for the IAM decider: state folded from events, no I/O.
 import { expect } from 'chai';
 import { AppError, type ErrorCode } from '../../src/kernel/errors.js';
-import { decide, type IamCommand, type IamState } from '../../src/iam/decide.js';
+import { decide } from '../../src/iam/decide.js';
+import type { IamCommand, IamState } from '../../src/iam/commands.js';
 import type { Decision } from '../../src/iam/rules.js';
 import type { RoleEvent, UniqueValueEvent, UserEvent } from '../../src/iam/events.js';
 import { evolveRole, evolveUniqueOwner, evolveUser, initialRole, initialUser } from '../../src/iam/evolve.js';

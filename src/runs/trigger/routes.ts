@@ -2,7 +2,6 @@
 // error envelope; the same path with Accept: text/event-stream streams the client step events.
 import { Router, type Request, type Response } from 'express';
 import type { Authenticator } from '../../http/authenticator.js';
-import { isAllowed, type Principal } from '../../kernel/access.js';
 import type { Pool } from '../../db/pool.js';
 import type { LogFollower } from '../../eventstore/follow.js';
 import { isConnectionLoss } from '../../db/connectionLoss.js';
@@ -11,12 +10,13 @@ import { notRecordedError } from '../engine/recording.js';
 import { isTerminal, type RunPrincipal, type RunState } from '../state.js';
 import { publicView } from '../../workflows/template.js';
 import { openEventStream, wantsEventStream } from '../../http/sse.js';
-import { AppError, NotFoundError, PermissionDeniedError, UnauthenticatedError, UnavailableError, ValidationError } from '../../kernel/errors.js';
+import { AppError, NotFoundError, UnavailableError, ValidationError } from '../../kernel/errors.js';
 import type { JsonObject } from '../../kernel/json.js';
 import { inspectJson, isJsonObject } from '../../kernel/json.js';
 import { compileValidator, type Validator } from '../../kernel/validation.js';
 import type { ModelRegistry } from '../../models/registry.js';
 import { ClientFrameMapper } from './clientFrames.js';
+import { triggerPrincipal } from './gate.js';
 import { runStream } from '../events.js';
 import { descriptorOfState, runDescriptor } from '../present.js';
 import { findRun } from '../queries.js';
@@ -32,25 +32,6 @@ export interface TriggerDeps {
   follower: LogFollower;
   authenticator: Authenticator;
   syncTimeoutMs: number;
-}
-
-/** The workflow's gates: declared scope AND group; a token is needed unless the workflow is public. */
-export async function triggerPrincipal(req: Request, workflow: WorkflowDefinition, authenticator: Authenticator): Promise<RunPrincipal | null> {
-  const gated = workflow.requiredScope !== null || workflow.requiredGroup !== null;
-  if (workflow.trigger.isPublic && !gated && !req.headers.authorization) return null;
-  return triggerPrincipalOf(workflow, await authenticator.principalOf(req));
-}
-
-/** The same gates for an already verified caller (undefined: no token was sent). */
-export async function triggerPrincipalOf(workflow: WorkflowDefinition, principal: Principal | undefined): Promise<RunPrincipal | null> {
-  const gated = workflow.requiredScope !== null || workflow.requiredGroup !== null;
-  if (!principal) {
-    if (workflow.trigger.isPublic && !gated) return null;
-    throw new UnauthenticatedError('Not authenticated');
-  }
-  const rule = { scope: workflow.requiredScope ?? undefined, groups: workflow.requiredGroup ? [workflow.requiredGroup] : undefined };
-  if (!isAllowed(principal, rule)) throw new PermissionDeniedError(`Permission denied: ${workflow.name} requires ${[workflow.requiredScope, workflow.requiredGroup].filter(Boolean).join(' and ')}`);
-  return { user_id: principal.userId, groups: principal.groups, scopes: principal.scopes, tenant: principal.tenant ?? null };
 }
 
 export function triggerRouter(deps: TriggerDeps): Router {
