@@ -6,6 +6,7 @@ import { answerToken } from '../iam/answerToken.js';
 import type { Settings } from '../config/settings.js';
 import { runCommand } from '../eventstore/command.js';
 import type { EventStore } from '../eventstore/store.js';
+import type { EventMetadata } from '../eventstore/types.js';
 import { requestMetadata } from '../http/context.js';
 import type { Clock } from '../kernel/clock.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors.js';
@@ -19,7 +20,7 @@ import type { FederationService } from './service.js';
 const COOKIE = 'svc_oauth_binding';
 const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
-export function federationRouter(deps: {
+interface FederationRouteDeps {
   federation: FederationService;
   providers: FederationProviders;
   store: EventStore;
@@ -27,11 +28,17 @@ export function federationRouter(deps: {
   settings: Settings;
   clock: Clock;
   outbound: Outbound;
-}): Router {
-  const { federation, providers, store, authenticator, settings, clock, outbound } = deps;
-  const router = Router();
-  const secure = (settings.oauth.baseUrl ?? '').startsWith('https:');
+}
 
+export function federationRouter(deps: FederationRouteDeps): Router {
+  const router = Router();
+  mountSignInRoutes(router, deps);
+  mountProviderAdminRoutes(router, deps);
+  return router;
+}
+
+function mountSignInRoutes(router: Router, { federation, settings }: FederationRouteDeps): void {
+  const secure = (settings.oauth.baseUrl ?? '').startsWith('https:');
   router.get('/auth/oauth/:provider/start', async (req, res) => {
     const name = String(req.params.provider);
     const { location, binding } = await federation.start(name);
@@ -56,8 +63,11 @@ export function federationRouter(deps: {
     }
     answerToken(res, minted);
   });
+}
 
-  const admin = authenticator.requireDeploymentAdmin('federation providers sign users in to every tenant');
+function mountProviderAdminRoutes(router: Router, deps: FederationRouteDeps): void {
+  const { providers, store, clock } = deps;
+  const admin = deps.authenticator.requireDeploymentAdmin('federation providers sign users in to every tenant');
   router.get('/auth/admin/federation', admin, (_req, res) => {
     res.json(providers.list().map(redacted));
   });
@@ -67,29 +77,7 @@ export function federationRouter(deps: {
     res.json(redacted(provider));
   });
   router.put('/auth/admin/federation/:name', admin, async (req, res) => {
-    const name = String(req.params.name);
-    if (!NAME.test(name)) throw new BadRequestError('A provider name is lower-case letters, digits, - and _');
-    const body = providerDocumentSchema.parse(req.body ?? {});
-    if (body.metadata?.name !== undefined && body.metadata.name !== name) throw new BadRequestError('metadata.name differs from the path');
-    const document = documentOf(body as unknown as Record<string, unknown>, name);
-    // A redacted secret sent back unchanged keeps the stored one.
-    if (document.spec.client_secret === REDACTED) {
-      const previous = providers.get(name)?.document.spec.client_secret;
-      if (previous === undefined) throw new BadRequestError('client_secret is the redaction marker but no secret is stored');
-      document.spec = { ...document.spec, client_secret: previous };
-    }
-    const resolved = resolveProvider(name, document, 'admin', settings);
-    const refusals = await destinationRefusals(outbound, document.spec);
-    if (resolved.problems.length + refusals.length > 0) throw new BadRequestError([...resolved.problems, ...refusals].join('; '));
-    const stream = federationStream(name);
-    await runCommand(store, {
-      streams: [stream],
-      decide: () => ({ events: { [stream]: [{ type: 'FederationProviderSaved', data: { name, document: document as unknown as JsonObject, at: clock.now().toISOString() } }] }, result: undefined }),
-      metadata: requestMetadata(req),
-    });
-    // Skipped for unset variables, a name may still answer with the project's or the built-in provider.
-    const saved = resolved.missing.length === 0 ? providers.get(name) : undefined;
-    res.json(saved ? redacted(saved) : { metadata: { name }, skipped: `variables not set: ${resolved.missing.join(', ')}` });
+    res.json(await saveProvider(deps, String(req.params.name), req.body, requestMetadata(req)));
   });
   router.delete('/auth/admin/federation/:name', admin, async (req, res) => {
     const name = String(req.params.name);
@@ -105,7 +93,32 @@ export function federationRouter(deps: {
     });
     res.status(204).end();
   });
-  return router;
+}
+
+/** Checks a provider document as boot would, plus the destination policy, and records it; answers it redacted. */
+async function saveProvider({ providers, store, settings, clock, outbound }: FederationRouteDeps, name: string, input: unknown, metadata: EventMetadata): Promise<unknown> {
+  if (!NAME.test(name)) throw new BadRequestError('A provider name is lower-case letters, digits, - and _');
+  const body = providerDocumentSchema.parse(input ?? {});
+  if (body.metadata?.name !== undefined && body.metadata.name !== name) throw new BadRequestError('metadata.name differs from the path');
+  const document = documentOf(body as unknown as Record<string, unknown>, name);
+  // A redacted secret sent back unchanged keeps the stored one.
+  if (document.spec.client_secret === REDACTED) {
+    const previous = providers.get(name)?.document.spec.client_secret;
+    if (previous === undefined) throw new BadRequestError('client_secret is the redaction marker but no secret is stored');
+    document.spec = { ...document.spec, client_secret: previous };
+  }
+  const resolved = resolveProvider(name, document, 'admin', settings);
+  const refusals = await destinationRefusals(outbound, document.spec);
+  if (resolved.problems.length + refusals.length > 0) throw new BadRequestError([...resolved.problems, ...refusals].join('; '));
+  const stream = federationStream(name);
+  await runCommand(store, {
+    streams: [stream],
+    decide: () => ({ events: { [stream]: [{ type: 'FederationProviderSaved', data: { name, document: document as unknown as JsonObject, at: clock.now().toISOString() } }] }, result: undefined }),
+    metadata,
+  });
+  // Skipped for unset variables, a name may still answer with the project's or the built-in provider.
+  const saved = resolved.missing.length === 0 ? providers.get(name) : undefined;
+  return saved ? redacted(saved) : { metadata: { name }, skipped: `variables not set: ${resolved.missing.join(', ')}` };
 }
 
 /**

@@ -12,7 +12,7 @@ import { compileValidator, integerParam } from '../kernel/validation.js';
 import type { IamCommands, UserChanges } from './handlers.js';
 import { checkPasswordPolicy, hashPassword } from './passwords.js';
 import type { TenantFence } from './commands.js';
-import { findRole, findRoleByName, findUser, listRoles, listUsers } from './queries.js';
+import { findRole, findRoleByName, findUser, listRoles, listUsers, type UserRecord } from './queries.js';
 import { isWithinFence, SUPERADMIN_ROLE } from './rules.js';
 
 const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] };
@@ -45,32 +45,48 @@ const pageQuery = compileValidator<{ limit?: string; offset?: string }>(
   'query',
 );
 
-export function iamAdminRouter(deps: { pool: Pool; commands: IamCommands; auth: AuthService; authenticator: Authenticator }): Router {
-  const { pool, commands, auth, authenticator } = deps;
-  const router = Router();
-  router.use('/auth/admin', authenticator.require({ scope: ADMIN_SCOPE }));
+interface AdminDeps {
+  pool: Pool;
+  commands: IamCommands;
+  auth: AuthService;
+  authenticator: Authenticator;
+}
 
-  /** A tenant admin's reach; undefined for a deployment admin, who reaches every user. */
-  const fenceOf = async (req: Request): Promise<TenantFence | undefined> => {
-    const principal = req.principal!;
-    if (authenticator.isDeploymentAdmin(principal)) return undefined;
-    return { tenant: principal.tenant ?? null, superadminRoleId: (await findRoleByName(pool, SUPERADMIN_ROLE))?.id ?? null };
-  };
+/** What one admin reaches: a tenant admin's fence (undefined for a deployment admin) and the users within it. */
+interface Reach {
+  fenceOf(req: Request): Promise<TenantFence | undefined>;
   /** A user the fence reaches; one it does not is 404, like an unknown one (the decision checks again). */
-  const userOr404 = async (id: string, fence: TenantFence | undefined) => {
-    const user = await findUser(pool, id);
-    if (!user || !isWithinFence(fence, user.tenant, user.roles.map((role) => role.id))) throw new NotFoundError(`User ${id} not found`);
-    return user;
-  };
-  const deploymentAdmin = authenticator.requireDeploymentAdmin('roles are shared by every tenant');
-  const roleOr404 = async (id: string) => {
-    const role = await findRole(pool, id);
-    if (!role) throw new NotFoundError(`Role ${id} not found`);
-    return role;
-  };
-  const userId = (req: Request) => uuidParam(req, 'user_id', 'User');
-  const roleId = (req: Request) => uuidParam(req, 'role_id', 'Role');
+  userOr404(id: string, fence: TenantFence | undefined): Promise<UserRecord>;
+}
 
+const userId = (req: Request) => uuidParam(req, 'user_id', 'User');
+const roleId = (req: Request) => uuidParam(req, 'role_id', 'Role');
+
+export function iamAdminRouter(deps: AdminDeps): Router {
+  const router = Router();
+  router.use('/auth/admin', deps.authenticator.require({ scope: ADMIN_SCOPE }));
+  const reach = reachOf(deps);
+  mountUserRoutes(router, deps, reach);
+  mountRoleRoutes(router, deps, reach);
+  return router;
+}
+
+function reachOf({ pool, authenticator }: AdminDeps): Reach {
+  return {
+    async fenceOf(req) {
+      const principal = req.principal!;
+      if (authenticator.isDeploymentAdmin(principal)) return undefined;
+      return { tenant: principal.tenant ?? null, superadminRoleId: (await findRoleByName(pool, SUPERADMIN_ROLE))?.id ?? null };
+    },
+    async userOr404(id, fence) {
+      const user = await findUser(pool, id);
+      if (!user || !isWithinFence(fence, user.tenant, user.roles.map((role) => role.id))) throw new NotFoundError(`User ${id} not found`);
+      return user;
+    },
+  };
+}
+
+function mountUserRoutes(router: Router, { pool, commands, auth }: AdminDeps, { fenceOf, userOr404 }: Reach): void {
   router.get('/auth/admin/users', async (req, res) => {
     const query = pageQuery.parse(req.query);
     const [limit, offset] = [integerParam(query.limit, 'limit', 100, 1, 1000), integerParam(query.offset, 'offset', 0, 0, 1_000_000_000)];
@@ -100,15 +116,7 @@ export function iamAdminRouter(deps: { pool: Pool; commands: IamCommands; auth: 
     const fence = await fenceOf(req);
     // Before the costly password hash; the decision checks the fence again on the user's stream.
     await userOr404(id, fence);
-    const changes: UserChanges = {};
-    if (body.email !== undefined) changes.email = body.email;
-    if (body.phone_number !== undefined) changes.phoneNumber = body.phone_number;
-    if (body.is_active !== undefined) changes.isActive = body.is_active;
-    if (body.password !== undefined) {
-      checkPasswordPolicy(body.password);
-      changes.passwordHash = await hashPassword(body.password);
-    }
-    await commands.updateUser(id, changes, requestMetadata(req), fence);
+    await commands.updateUser(id, await userChangesOf(body), requestMetadata(req), fence);
     res.json(await userOr404(id, fence));
   });
 
@@ -116,6 +124,27 @@ export function iamAdminRouter(deps: { pool: Pool; commands: IamCommands; auth: 
     await commands.deleteUser(userId(req), requestMetadata(req), await fenceOf(req));
     res.status(204).end();
   });
+}
+
+async function userChangesOf(body: { email?: string; password?: string; is_active?: boolean; phone_number?: string | null }): Promise<UserChanges> {
+  const changes: UserChanges = {};
+  if (body.email !== undefined) changes.email = body.email;
+  if (body.phone_number !== undefined) changes.phoneNumber = body.phone_number;
+  if (body.is_active !== undefined) changes.isActive = body.is_active;
+  if (body.password !== undefined) {
+    checkPasswordPolicy(body.password);
+    changes.passwordHash = await hashPassword(body.password);
+  }
+  return changes;
+}
+
+function mountRoleRoutes(router: Router, { pool, commands, authenticator }: AdminDeps, { fenceOf, userOr404 }: Reach): void {
+  const deploymentAdmin = authenticator.requireDeploymentAdmin('roles are shared by every tenant');
+  const roleOr404 = async (id: string) => {
+    const role = await findRole(pool, id);
+    if (!role) throw new NotFoundError(`Role ${id} not found`);
+    return role;
+  };
 
   router.get('/auth/admin/roles', async (_req, res) => {
     res.json(await listRoles(pool));
@@ -150,6 +179,4 @@ export function iamAdminRouter(deps: { pool: Pool; commands: IamCommands; auth: 
     await commands.revokeRole(user, role, requestMetadata(req), fence);
     res.json(await userOr404(user, fence));
   });
-
-  return router;
 }

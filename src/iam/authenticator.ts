@@ -22,25 +22,54 @@ export function isDeploymentAdmin(principal: Principal, isMultiTenant: boolean):
   return !isMultiTenant || principal.isDev || principal.groups.includes(SUPERADMIN_ROLE);
 }
 
-export function createAuthenticator(deps: { tokens: TokenService; sessions: SessionView; settings: Settings }): Authenticator {
-  const { tokens, sessions, settings } = deps;
-  const devKey = settings.dev.enabled && settings.dev.allowDevAuth ? settings.dev.apiKey : undefined;
-  const tenantIds = settings.tenantIds;
+export interface AuthenticatorDeps {
+  tokens: TokenService;
+  sessions: SessionView;
+  settings: Settings;
+}
 
-  async function verify(req: Request): Promise<Principal> {
-    return verifyToken(bearerToken(req), req.socket.remoteAddress);
+export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
+  return new TokenAuthenticator(deps);
+}
+
+/** Bearer tokens checked offline, then against this process's view of revocations and session ends. */
+class TokenAuthenticator implements Authenticator {
+  private readonly devKey: string | undefined;
+
+  constructor(private readonly deps: AuthenticatorDeps) {
+    const { dev } = deps.settings;
+    this.devKey = dev.enabled && dev.allowDevAuth ? dev.apiKey : undefined;
   }
 
-  async function verifyToken(token: string | undefined, remoteAddress: string | undefined): Promise<Principal> {
+  readonly authenticate: RequestHandler = async (req, _res, next) => {
+    await this.principalOf(req);
+    next();
+  };
+
+  require(rule: AccessRule = {}): RequestHandler {
+    return async (req, _res, next) => {
+      const principal = await this.principalOf(req);
+      if (!isAllowed(principal, rule)) throw new PermissionDeniedError(describeMissing(rule));
+      next();
+    };
+  }
+
+  async principalOf(req: Request): Promise<Principal> {
+    req.principal ??= await this.principalOfToken(bearerToken(req), req.socket.remoteAddress);
+    return req.principal;
+  }
+
+  async principalOfToken(token: string | undefined, remoteAddress: string | undefined): Promise<Principal> {
     if (!token) throw new UnauthenticatedError('Not authenticated');
-    if (devKey !== undefined && isDevKey(token, devKey) && isAllowedIp(remoteAddress, settings.dev.ipAllowlist)) {
+    const { settings, tokens, sessions } = this.deps;
+    if (this.devKey !== undefined && isDevKey(token, this.devKey) && isAllowedIp(remoteAddress, settings.dev.ipAllowlist)) {
       return { userId: 'dev', groups: ['dev'], scopes: ['iam:admin'], isDev: true };
     }
     const claims = await tokens.verify(token);
     if (sessions.isRevoked(claims.jti)) throw new UnauthenticatedError(TOKEN_REVOKED_MESSAGE);
     const sessionEnd = sessions.sessionEndOf(claims.sub);
     if (sessionEnd !== undefined && Math.round(claims.iat * 1000) < sessionEnd) throw new UnauthenticatedError(SESSION_ENDED_MESSAGE);
-    checkClaimShapes(claims, tenantIds);
+    checkClaimShapes(claims, settings.tenantIds);
     return {
       userId: claims.sub,
       groups: claims.groups,
@@ -53,19 +82,7 @@ export function createAuthenticator(deps: { tokens: TokenService; sessions: Sess
     };
   }
 
-  async function principalOf(req: Request): Promise<Principal> {
-    req.principal ??= await verify(req);
-    return req.principal;
-  }
-
-  const authenticate: RequestHandler = async (req, _res, next) => {
-    await principalOf(req);
-    next();
-  };
-
-  const isDeploymentAdminHere = (principal: Principal) => isDeploymentAdmin(principal, tenantIds !== undefined);
-
-  function watch(principal: Principal, onEnd: (reason: string) => void): () => void {
+  watch(principal: Principal, onEnd: (reason: string) => void): () => void {
     const { jti, iat, exp } = principal;
     if (principal.isDev || jti === undefined || iat === undefined) return () => undefined;
     const cancels: (() => void)[] = [];
@@ -78,37 +95,30 @@ export function createAuthenticator(deps: { tokens: TokenService; sessions: Sess
       onEnd(reason);
     };
     const token = { jti, userId: principal.userId, issuedAtMs: Math.round(iat * 1000) };
-    cancels.push(sessions.watch(token, (ending) => end(ending === 'revoked' ? TOKEN_REVOKED_MESSAGE : SESSION_ENDED_MESSAGE)));
-    if (exp !== undefined) cancels.push(tokens.watchExpiry(exp, () => end(TOKEN_EXPIRED_MESSAGE)));
+    cancels.push(this.deps.sessions.watch(token, (ending) => end(ending === 'revoked' ? TOKEN_REVOKED_MESSAGE : SESSION_ENDED_MESSAGE)));
+    if (exp !== undefined) cancels.push(this.deps.tokens.watchExpiry(exp, () => end(TOKEN_EXPIRED_MESSAGE)));
     return () => {
       isEnded = true;
       cancel();
     };
   }
 
-  return {
-    authenticate,
-    principalOf,
-    principalOfToken: verifyToken,
-    watch,
-    require: (rule = {}) =>
-      async (req, _res, next) => {
-        const principal = await principalOf(req);
-        if (!isAllowed(principal, rule)) throw new PermissionDeniedError(describeMissing(rule));
-        next();
-      },
-    isDeploymentAdmin: isDeploymentAdminHere,
-    requireDeploymentAdmin: (why) => async (req, _res, next) => {
-      const principal = await principalOf(req);
+  isDeploymentAdmin(principal: Principal): boolean {
+    return isDeploymentAdmin(principal, this.deps.settings.tenantIds !== undefined);
+  }
+
+  requireDeploymentAdmin(why: string): RequestHandler {
+    return async (req, _res, next) => {
+      const principal = await this.principalOf(req);
       if (!principal.scopes.includes(ADMIN_SCOPE)) throw new PermissionDeniedError(describeMissing({ scope: ADMIN_SCOPE }));
-      if (!isDeploymentAdminHere(principal)) {
+      if (!this.isDeploymentAdmin(principal)) {
         throw new PermissionDeniedError(
           `Permission denied: ${why}; this is for deployment admins (${ADMIN_SCOPE} and the ${SUPERADMIN_ROLE} group), not for the admin of tenant ${principal.tenant ?? '(none)'}`,
         );
       }
       next();
-    },
-  };
+    };
+  }
 }
 
 export function bearerToken(req: Request): string | undefined {
