@@ -16,7 +16,7 @@ import { findRun } from '../queries.js';
 import type { WorkflowDefinition } from '../../workflows/definition.js';
 import type { WorkflowRegistry } from '../../workflows/registry.js';
 import type { RunStarter, RunStartRequest } from './startRun.js';
-import { streamRun } from './stream.js';
+import { answerAsEventStream } from './sse.js';
 
 export interface TriggerDeps {
   pool: Pool;
@@ -59,7 +59,7 @@ async function trigger(deps: TriggerDeps, req: Request, res: Response, workflow:
     trigger: via,
   };
   try {
-    if (wantsEventStream(req)) return await streamRun(deps, req, res, request);
+    if (wantsEventStream(req)) return await answerAsEventStream(deps, req, res, request);
     await answerRun(deps, req, res, request);
   } catch (error) {
     // A 503 for a run a cut-off COMMIT may have recorded names it, for the client to look up.

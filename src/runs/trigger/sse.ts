@@ -9,14 +9,14 @@ import { runStream } from '../events.js';
 import { ClientFrameMapper, suspendedRun } from './clientFrames.js';
 import type { RunStarter, RunStartRequest } from './startRun.js';
 
-export interface StreamDeps {
+export interface SseDeps {
   pool: Pool;
   starter: RunStarter;
   follower: LogFollower;
   authenticator: Authenticator;
 }
 
-export async function streamRun(deps: StreamDeps, req: Request, res: Response, request: RunStartRequest): Promise<void> {
+export async function answerAsEventStream(deps: SseDeps, req: Request, res: Response, request: RunStartRequest): Promise<void> {
   // Journaled before the stream opens: its frames come from the journal, and a run the database did
   // not record is a 503, not a stream that never speaks.
   const { runId, input } = await deps.starter.startJournaled(request);
