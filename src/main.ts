@@ -49,6 +49,7 @@ import { VersionOverrides } from './versions/registry.js';
 import { WorkflowRegistry } from './workflows/registry.js';
 import { workflowRoutes } from './workflows/routes.js';
 import { triggerRouter } from './runs/trigger/routes.js';
+import { RunStarter } from './runs/trigger/startRun.js';
 import { formatFinding } from './workflows/validate.js';
 
 export { featureProjections, loadProject, ProjectError };
@@ -212,6 +213,8 @@ export async function startService(settings: Settings, logger: Logger, options: 
     });
     await executor.start();
     stops.push(() => executor.stop());
+    // One starter for every transport: one gate, one cached input validator per workflow version.
+    const starter = new RunStarter({ models, executor, syncTimeoutMs: settings.syncTimeoutMs });
     const approvals = new ApprovalService(pool, store, executor, clock);
     const expiry = new ApprovalExpiry({ pool, store, executor, logger, clock, intervalMs: settings.runClaimIntervalMs });
     expiry.start();
@@ -231,8 +234,8 @@ export async function startService(settings: Settings, logger: Logger, options: 
         artifactRouter({ catalog: artifacts, authenticator }),
         docsRouter({ workflows, models, crudEnabled: settings.exposeModelCrud }),
         registryRouter({ workflows, models, artifacts, agentModels: project.agentModels, federation: federationProviders, authenticator }),
-        mcpRouter({ workflows, models, executor, authenticator, syncTimeoutMs: settings.syncTimeoutMs }),
-        grpcRouter({ pool, workflows, models, executor, follower, authenticator, readMaxBytes: settings.bodyLimitBytes }),
+        mcpRouter({ workflows, models, starter, authenticator }),
+        grpcRouter({ pool, workflows, starter, follower, authenticator, readMaxBytes: settings.bodyLimitBytes }),
         devRouter({ settings, authenticator, auth }),
         workflowRoutes({ workflows, versions, authenticator, projectDir: settings.projectDir }),
         modelAdminRouter({
@@ -246,7 +249,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
         }),
         ...(settings.exposeModelCrud ? [modelCrudRouter({ pool, registry: models, records, authenticator, clock })] : []),
         ...(options.routers ?? []),
-        triggerRouter({ pool, workflows, models, executor, follower, authenticator, syncTimeoutMs: settings.syncTimeoutMs }),
+        triggerRouter({ pool, workflows, starter, follower, authenticator }),
       ],
     });
     const http = await listen(app, settings.host, settings.port);

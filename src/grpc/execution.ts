@@ -3,24 +3,19 @@ import { create } from '@bufbuild/protobuf';
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
 import { expressConnectMiddleware } from '@connectrpc/connect-express';
 import type { RequestHandler } from 'express';
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import type { Authenticator } from '../http/authenticator.js';
 import type { Principal } from '../kernel/access.js';
-import type { RunExecutor } from '../runs/engine/executor.js';
 import type { LogFollower } from '../eventstore/follow.js';
+import type { RecordedEvent } from '../eventstore/types.js';
 import { toAppError } from '../http/errors.js';
 import { ValidationError, type ErrorCode } from '../kernel/errors.js';
-import { ForbiddenKeyError, isJsonObject, refuseUnsafeJson, type JsonObject } from '../kernel/json.js';
-import { compileValidator } from '../kernel/validation.js';
-import type { ModelRegistry } from '../models/registry.js';
+import { ForbiddenKeyError, type JsonObject } from '../kernel/json.js';
 import type { Pool } from '../db/pool.js';
-import { ClientFrameMapper, type ClientFrame } from '../runs/trigger/clientFrames.js';
+import { ClientFrameMapper, suspendedRun, type ClientFrame } from '../runs/trigger/clientFrames.js';
+import type { RunStarter } from '../runs/trigger/startRun.js';
 import { runStream } from '../runs/events.js';
-import { runDescriptor } from '../runs/present.js';
-import { findRun } from '../runs/queries.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
-import { resolveSchema } from '../workflows/schemas.js';
-import { triggerPrincipalOf } from '../runs/trigger/gate.js';
 import { Execution, StepEventSchema, type RunWorkflowRequest, type StepEvent } from '../contract/gen/svc/v1/execution_pb.js';
 
 export const GRPC_PREFIX = '/grpc';
@@ -28,8 +23,7 @@ export const GRPC_PREFIX = '/grpc';
 export interface ExecutionDeps {
   pool: Pool;
   workflows: WorkflowRegistry;
-  models: ModelRegistry;
-  executor: RunExecutor;
+  starter: RunStarter;
   follower: LogFollower;
   authenticator: Authenticator;
   /** SVC_BODY_LIMIT_BYTES: the most a request message may take, compressed or decompressed. */
@@ -59,26 +53,21 @@ export function grpcMiddleware(deps: ExecutionDeps): RequestHandler {
 async function* runWorkflow(deps: ExecutionDeps, request: RunWorkflowRequest, context: HandlerContext): AsyncGenerator<StepEvent> {
   const header = context.requestHeader.get('authorization') ?? '';
   const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1] ?? (request.tokenFallback || undefined);
-  let runId: string;
-  let input: JsonObject;
+  let started: { runId: string; input: JsonObject };
   let caller: Principal | undefined;
   try {
     const workflow = deps.workflows.active(request.workflowName);
     if (!workflow) throw new ConnectError(`Workflow ${request.workflowName} not found`, Code.NotFound);
     caller = token ? await deps.authenticator.principalOfToken(token, undefined) : undefined;
-    const principal = await triggerPrincipalOf(workflow, caller);
-    input = parsePayload(request.payloadJson);
-    const resolved = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', deps.models);
-    compileValidator<JsonObject>('schema' in resolved ? resolved.schema : { type: 'object' }).parse(input);
     // Journaled before the first frame: frames come from the journal, and a run the database did not
     // record must fail the call (Unavailable), not leave a stream that never speaks.
-    ({ runId } = await deps.executor.startRun({ workflow, input, principal, trigger: 'grpc' }, true));
+    started = await deps.starter.startJournaled({ workflow, caller, readInput: () => parsePayload(request.payloadJson), source: 'message', trigger: 'grpc' });
   } catch (error) {
     throw toConnectError(error);
   }
-  context.responseHeader.set('x-svc-run-id', runId);
+  context.responseHeader.set('x-svc-run-id', started.runId);
   try {
-    yield* stepEvents(deps, runId, input, caller, context.signal);
+    yield* stepEvents(deps, started.runId, started.input, caller, context.signal);
   } catch (error) {
     throw toConnectError(error);
   }
@@ -116,17 +105,12 @@ async function stepEventOf(pool: Pool, runId: string, frame: ClientFrame): Promi
     outputJson: frame.event === 'done' ? JSON.stringify(data.output ?? null) : '',
     message: String(data.message ?? ''),
     details: String(data.details ?? ''),
-    // The descriptor is a courtesy: without the database, the frame still goes out with the id.
-    runJson: frame.event === 'suspended' ? JSON.stringify(runDescriptorOrId(await findRun(pool, runId).catch(() => undefined), runId)) : '',
+    runJson: frame.event === 'suspended' ? JSON.stringify(await suspendedRun(pool, runId)) : '',
   });
 }
 
-function runDescriptorOrId(row: Awaited<ReturnType<typeof findRun>>, runId: string): JsonObject {
-  return row ? runDescriptor(row) : { id: runId };
-}
-
 /** An rxjs stream of journal events as an async iterator of client frames, ended by `signal`. */
-async function* framesOf(events: Observable<import('../eventstore/types.js').RecordedEvent>, mapper: ClientFrameMapper, signal: AbortSignal): AsyncGenerator<ClientFrame> {
+async function* framesOf(events: Observable<RecordedEvent>, mapper: ClientFrameMapper, signal: AbortSignal): AsyncGenerator<ClientFrame> {
   const queue: ClientFrame[] = [];
   let wake: (() => void) | undefined;
   let failed: unknown;
@@ -157,16 +141,13 @@ async function* framesOf(events: Observable<import('../eventstore/types.js').Rec
   }
 }
 
-function parsePayload(text: string): JsonObject {
-  let value: unknown;
+/** payload_json as JSON (empty: no input); what it may hold is the run starter's to check. */
+function parsePayload(text: string): unknown {
   try {
-    value = text.trim() === '' ? {} : JSON.parse(text);
+    return text.trim() === '' ? {} : JSON.parse(text);
   } catch (error) {
     throw new ConnectError(`payload_json is not valid JSON: ${(error as Error).message}`, Code.InvalidArgument);
   }
-  refuseUnsafeJson(value, 'body');
-  if (!isJsonObject(value)) throw new ValidationError([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
-  return value;
 }
 
 /** The HTTP error map's verdict (a lost database connection is UNAVAILABLE, never its text) as a Connect code. */

@@ -5,34 +5,25 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import { Router } from 'express';
 import type { Authenticator } from '../http/authenticator.js';
 import { isAllowed, type Principal } from '../kernel/access.js';
-import type { RunExecutor } from '../runs/engine/executor.js';
-import { notRecordedError } from '../runs/engine/recording.js';
+import { workflowGate } from '../runs/trigger/gate.js';
+import { inputSchemaOf, type RunStarter, type SettledRun } from '../runs/trigger/startRun.js';
 import { isTerminal } from '../runs/state.js';
 import { publicView } from '../workflows/template.js';
 import { PermissionDeniedError, UnavailableError, ValidationError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
-import { isJsonObject } from '../kernel/json.js';
-import { compileValidator } from '../kernel/validation.js';
 import { SERVICE_VERSION } from '../kernel/version.js';
 import type { ModelRegistry } from '../models/registry.js';
 import type { WorkflowDefinition } from '../workflows/definition.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
-import { resolveSchema } from '../workflows/schemas.js';
 
 export const MCP_SCOPE = 'mcp:connect';
 
 export interface McpExportDeps {
   workflows: WorkflowRegistry;
   models: ModelRegistry;
-  executor: RunExecutor;
+  starter: RunStarter;
   authenticator: Authenticator;
-  syncTimeoutMs: number;
 }
-
-const gateOf = (workflow: WorkflowDefinition) => ({
-  scope: workflow.requiredScope ?? undefined,
-  groups: workflow.requiredGroup ? [workflow.requiredGroup] : undefined,
-});
 
 export function mcpRouter(deps: McpExportDeps): Router {
   const router = Router();
@@ -56,51 +47,46 @@ export function mcpRouter(deps: McpExportDeps): Router {
 }
 
 function exported(principal: Principal, deps: McpExportDeps): WorkflowDefinition[] {
-  return deps.workflows.activeAll().filter((w) => w.trigger.mcpEnabled && isAllowed(principal, gateOf(w)));
+  return deps.workflows.activeAll().filter((w) => w.trigger.mcpEnabled && isAllowed(principal, workflowGate(w)));
 }
 
 function mcpServerFor(principal: Principal, deps: McpExportDeps): Server {
   const server = new Server({ name: 'svc', version: SERVICE_VERSION }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: exported(principal, deps).map((workflow) => {
-      const resolved = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', deps.models);
-      const schema = 'schema' in resolved ? resolved.schema : { type: 'object' };
-      return { name: workflow.name, description: workflow.description ?? workflow.name, inputSchema: { ...schema, type: 'object' as const } };
-    }),
+    tools: exported(principal, deps).map((workflow) => ({
+      name: workflow.name,
+      description: workflow.description ?? workflow.name,
+      inputSchema: { ...inputSchemaOf(workflow, deps.models), type: 'object' as const },
+    })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const workflow = exported(principal, deps).find((w) => w.name === request.params.name);
     if (!workflow) return errorResult(`No tool named ${request.params.name}`);
-    const input = request.params.arguments ?? {};
-    const resolved = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', deps.models);
+    const readInput = () => request.params.arguments ?? {};
     try {
-      if (!isJsonObject(input)) throw new ValidationError([{ loc: ['arguments'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
-      compileValidator<JsonObject>('schema' in resolved ? resolved.schema : { type: 'object' }).parse(input);
+      return toolResult(await deps.starter.startAndWait({ workflow, caller: principal, readInput, source: 'body', trigger: 'mcp' }));
     } catch (error) {
       if (error instanceof ValidationError) return errorResult('The arguments do not match the input schema', { detail: error.issues as unknown as JsonObject[] });
+      if (error instanceof UnavailableError) return unavailableResult(error);
       throw error;
     }
-    const runPrincipal = { user_id: principal.userId, groups: principal.groups, scopes: principal.scopes, tenant: principal.tenant ?? null };
-    const { runId, finished, recording } = await deps.executor.startRun({ workflow, input: input as JsonObject, principal: runPrincipal, trigger: 'mcp' }, false);
-    let timer: NodeJS.Timeout | undefined;
-    // As journaled: a terminal state here is recorded.
-    const state = await Promise.race([finished, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), deps.syncTimeoutMs)))]);
-    clearTimeout(timer);
-    if (!state || !isTerminal(state.status)) {
-      const recorded = await recording;
-      if (recorded.kind !== 'journaled') return unavailableResult(notRecordedError(runId, recorded));
-      const pending = { run_id: runId, status: state?.status ?? recorded.state.status, approval: state?.approval ?? null, body: null };
-      return { content: [{ type: 'text', text: JSON.stringify(pending) }], structuredContent: pending };
-    }
-    if (state.status !== 'completed') {
-      const failed = { run_id: runId, status: state.status, body: null, error: state.error ?? { message: 'The run was aborted', details: '' } };
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify(failed) }], structuredContent: failed };
-    }
-    const body = state.output ?? publicView(state.context);
-    const result = { run_id: runId, status: state.status, body };
-    return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
   });
   return server;
+}
+
+/** {run_id, status, body}: pending (with its approval, if any), failed or aborted (isError), or completed. */
+function toolResult({ runId, state }: SettledRun): CallToolResult {
+  if (!isTerminal(state.status)) {
+    const pending = { run_id: runId, status: state.status, approval: state.approval ?? null, body: null };
+    return { content: [{ type: 'text', text: JSON.stringify(pending) }], structuredContent: pending };
+  }
+  if (state.status !== 'completed') {
+    const failed = { run_id: runId, status: state.status, body: null, error: state.error ?? { message: 'The run was aborted', details: '' } };
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(failed) }], structuredContent: failed };
+  }
+  const body = state.output ?? publicView(state.context);
+  const result = { run_id: runId, status: state.status, body };
+  return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
 }
 
 /** A run the database did not record: the HTTP answer's code and retry hint, and the run only when it may exist. */

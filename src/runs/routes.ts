@@ -10,7 +10,7 @@ import type { RecordedEvent } from '../eventstore/types.js';
 import type { RunExecutor } from './engine/executor.js';
 import { TERMINAL_STATUSES, type RunStatus } from './state.js';
 import { requestMetadata, uuidParam } from '../http/context.js';
-import { openEventStream, sseFrame } from '../http/sse.js';
+import { openEventStream, sseFrame, type SseStream } from '../http/sse.js';
 import { BadRequestError, NotFoundError } from '../kernel/errors.js';
 import { compileValidator, integerParam } from '../kernel/validation.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
@@ -20,7 +20,13 @@ import { presentRunEvent, runDescriptor, type RunRow } from './present.js';
 import { findRun, listRuns } from './queries.js';
 import { exportRun } from './transfer.js';
 
-const listQuery = compileValidator<{ workflow?: string; status?: string; limit?: string; offset?: string }>(
+interface ListQuery {
+  workflow?: string;
+  status?: string;
+  limit?: string;
+  offset?: string;
+}
+const listQuery = compileValidator<ListQuery>(
   { type: 'object', properties: { workflow: { type: 'string' }, status: { type: 'string' }, limit: {}, offset: {} }, additionalProperties: false },
   'query',
 );
@@ -75,22 +81,12 @@ function liveFrame(event: RecordedEvent): string {
 }
 
 export function runsRouter(deps: RunRoutesDeps): Router {
-  const { pool, store, follower, executor, workflows, authenticator } = deps;
+  const { pool, store, workflows, authenticator } = deps;
   const router = Router();
   const readRule = { scope: 'runs:read' };
 
   router.get('/api/runs', authenticator.authenticate, async (req, res) => {
-    const principal = req.principal!;
-    const query = listQuery.parse(req.query);
-    const rows = await listRuns(pool, {
-      principalId: isAdmin(principal) ? null : principal.userId,
-      tenant: principal.tenant ?? null,
-      workflow: query.workflow,
-      status: query.status,
-      limit: integerParam(query.limit, 'limit', 50, 1, 1000),
-      offset: integerParam(query.offset, 'offset', 0, 0, 1_000_000_000),
-    });
-    res.json(rows.map(runDescriptor));
+    res.json((await listReadableRuns(pool, req.principal!, listQuery.parse(req.query))).map(runDescriptor));
   });
 
   router.get('/api/runs/:id', authenticator.authenticate, async (req, res) => {
@@ -101,30 +97,8 @@ export function runsRouter(deps: RunRoutesDeps): Router {
     const run = await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'));
     const after = resumeAfter(req);
     const stream = openEventStream(req, res, { credentials: authenticator });
-    if (req.query.follow === 'false') {
-      // Replay only: what the journal holds now, then close.
-      for (let position = after; ; ) {
-        const page = await store.readStream(runStream(run.id), position, 1000);
-        for (const event of page) stream.send(event.type, presentRunEvent(event), event.streamPosition);
-        if (page.length < 1000) break;
-        position = page.at(-1)!.streamPosition;
-      }
-      stream.close();
-      return;
-    }
-    // A finished run whose terminal event the client already holds has nothing left to send.
-    if (TERMINAL_STATUSES.includes(run.status as RunStatus) && after >= Number(run.last_seq)) {
-      stream.close();
-      return;
-    }
-    const live = follower.subscribeToStream(runStream(run.id), after).subscribe({
-      next: (event) => {
-        stream.sendFrame(liveFrame(event));
-        if (TERMINAL_EVENT_TYPES.includes(event.type as RunEventType)) stream.close();
-      },
-      error: () => stream.close(),
-    });
-    stream.onClose(() => live.unsubscribe());
+    if (req.query.follow === 'false') return await replayRunEvents(store, run.id, after, stream);
+    followRunEvents(deps.follower, run, after, stream);
   });
 
   router.get('/api/runs/:id/export', authenticator.require(readRule), async (req, res) => {
@@ -137,12 +111,58 @@ export function runsRouter(deps: RunRoutesDeps): Router {
     router.post(`/api/runs/:id/${action}`, authenticator.require({ scope: 'runs:control' }), async (req, res) => {
       const principal = req.principal!;
       const { id } = await readableRun(pool, principal, uuidParam(req, 'id', 'Run'));
-      const message = action === 'steer' ? steerBody.parse(req.body ?? {}).message : action === 'abort' ? abortBody.parse(req.body ?? {}).reason : undefined;
-      await controlRun(store, id, action, principal.userId, message, requestMetadata(req));
-      if (action === 'resume') await executor.resume(id);
+      await controlRun(store, id, action, principal.userId, controlMessage(action, req), requestMetadata(req));
+      if (action === 'resume') await deps.executor.resume(id);
       res.json(runDescriptor((await findRun(pool, id))!));
     });
   }
 
   return router;
+}
+
+/** The runs the caller may read (their own in their tenant, or all of it for iam:admin), as filtered and paged. */
+function listReadableRuns(pool: Pool, principal: Principal, query: ListQuery): Promise<RunRow[]> {
+  return listRuns(pool, {
+    principalId: isAdmin(principal) ? null : principal.userId,
+    tenant: principal.tenant ?? null,
+    workflow: query.workflow,
+    status: query.status,
+    limit: integerParam(query.limit, 'limit', 50, 1, 1000),
+    offset: integerParam(query.offset, 'offset', 0, 0, 1_000_000_000),
+  });
+}
+
+/** Replay only: what the journal holds now after `after`, then close. */
+async function replayRunEvents(store: EventStore, runId: string, after: number, stream: SseStream): Promise<void> {
+  for (let position = after; ; ) {
+    const page = await store.readStream(runStream(runId), position, 1000);
+    for (const event of page) stream.send(event.type, presentRunEvent(event), event.streamPosition);
+    if (page.length < 1000) break;
+    position = page.at(-1)!.streamPosition;
+  }
+  stream.close();
+}
+
+/** The journal after `after`, then live until the run's terminal event (or the client leaves). */
+function followRunEvents(follower: LogFollower, run: RunRow, after: number, stream: SseStream): void {
+  // A finished run whose terminal event the client already holds has nothing left to send.
+  if (TERMINAL_STATUSES.includes(run.status as RunStatus) && after >= Number(run.last_seq)) {
+    stream.close();
+    return;
+  }
+  const live = follower.subscribeToStream(runStream(run.id), after).subscribe({
+    next: (event) => {
+      stream.sendFrame(liveFrame(event));
+      if (TERMINAL_EVENT_TYPES.includes(event.type as RunEventType)) stream.close();
+    },
+    error: () => stream.close(),
+  });
+  stream.onClose(() => live.unsubscribe());
+}
+
+/** What a control request carries: a steer's message, an abort's reason; nothing for pause and resume. */
+function controlMessage(action: ControlAction, req: Request): string | undefined {
+  if (action === 'steer') return steerBody.parse(req.body ?? {}).message;
+  if (action === 'abort') return abortBody.parse(req.body ?? {}).reason;
+  return undefined;
 }

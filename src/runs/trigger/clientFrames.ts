@@ -1,9 +1,12 @@
 // Journal events as the client step stream of SPEC "Events" (step ... done | error, or suspended),
 // shared by the SSE trigger and the gRPC-Web transport.
+import type { Pool } from '../../db/pool.js';
 import type { RecordedEvent } from '../../eventstore/types.js';
 import { applyChanges, publicView, type ContextChanges } from '../../workflows/template.js';
 import type { JsonObject } from '../../kernel/json.js';
 import type { RunEventData } from '../events.js';
+import { runDescriptor } from '../present.js';
+import { findRun } from '../queries.js';
 
 export interface ClientFrame {
   event: 'step' | 'done' | 'error' | 'suspended';
@@ -56,4 +59,10 @@ export class ClientFrameMapper {
         return undefined;
     }
   }
+}
+
+/** The run a `suspended` frame carries: its descriptor, a courtesy; without the database, only its id. */
+export async function suspendedRun(pool: Pool, runId: string): Promise<JsonObject> {
+  const row = await findRun(pool, runId).catch(() => undefined);
+  return row ? runDescriptor(row) : { id: runId };
 }

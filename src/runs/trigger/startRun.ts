@@ -1,0 +1,124 @@
+// Starting a run, the same for every transport (HTTP triggers, gRPC-Web, MCP): the workflow's gate, the
+// input checked against its input schema, the start, the wait within SVC_SYNC_TIMEOUT_MS, and an
+// answer only for a run the journal holds (docs/operations.md, "During a database outage").
+import type { Principal } from '../../kernel/access.js';
+import { ValidationError } from '../../kernel/errors.js';
+import { inspectJson, isJsonObject, refuseUnsafeJson, type JsonObject } from '../../kernel/json.js';
+import { compileValidator, type Validator } from '../../kernel/validation.js';
+import type { ModelRegistry } from '../../models/registry.js';
+import type { JsonSchema } from '../../models/schemas.js';
+import type { WorkflowDefinition } from '../../workflows/definition.js';
+import { resolveSchema } from '../../workflows/schemas.js';
+import type { RunExecutor, StartRun } from '../engine/executor.js';
+import { notRecordedError } from '../engine/recording.js';
+import { isTerminal, type RunState } from '../state.js';
+import { passGate } from './gate.js';
+
+/**
+ * Where a run's input comes from, which says what is left to check:
+ * - `body`: a JSON request body, already checked at the HTTP edge (http/app.ts): HTTP triggers, MCP;
+ * - `query`: a query string, its values text read as the schema's types (a GET trigger);
+ * - `message`: JSON that reached no HTTP edge check (a gRPC payload).
+ */
+export type InputSource = 'body' | 'query' | 'message';
+
+export interface RunStartRequest {
+  workflow: WorkflowDefinition;
+  /** The verified caller; undefined when none came (a public workflow runs without). */
+  caller: Principal | undefined;
+  /** Read only once the caller passed the gate: a transport's parse error never answers before a 401 or 403. */
+  readInput: () => unknown;
+  source: InputSource;
+  /** How the run was started, as journaled: `api`, `http`, `grpc`, `mcp`. */
+  trigger: string;
+}
+
+/** A started run the journal holds: ended (`state` terminal, its end journaled), or going on. */
+export interface SettledRun {
+  runId: string;
+  state: RunState;
+}
+
+export interface RunStarterDeps {
+  models: ModelRegistry;
+  executor: RunExecutor;
+  /** SVC_SYNC_TIMEOUT_MS: how long a start that waits waits for the run to end. */
+  syncTimeoutMs: number;
+}
+
+const NOT_AN_OBJECT = { loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' };
+
+/** The JSON Schema of a workflow's input (an unresolvable reference, which validation reports, as any object). */
+export function inputSchemaOf(workflow: WorkflowDefinition, models: ModelRegistry): JsonSchema {
+  const resolved = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', models);
+  return 'schema' in resolved ? resolved.schema : { type: 'object' };
+}
+
+export class RunStarter {
+  /** Compiled once per workflow version and input source (a query's text is coerced, a body's is not). */
+  private readonly validators = new WeakMap<WorkflowDefinition, Map<'body' | 'query', Validator<JsonObject>>>();
+
+  constructor(private readonly deps: RunStarterDeps) {}
+
+  /**
+   * Starts the run and waits for it within the sync timeout. A run that goes on is made durable
+   * first: the answer names only a run the journal holds, else this throws UnavailableError.
+   */
+  async startAndWait(request: RunStartRequest): Promise<SettledRun> {
+    const { executor, syncTimeoutMs } = this.deps;
+    const { runId, finished, recording } = await executor.startRun(this.admit(request), false);
+    // As journaled: a terminal state here is recorded.
+    const state = await settleWithin(finished, syncTimeoutMs);
+    if (state && isTerminal(state.status)) return { runId, state };
+    await executor.makeDurable(runId);
+    const recorded = await recording;
+    if (recorded.kind !== 'journaled') throw notRecordedError(runId, recorded);
+    return { runId, state: state ?? recorded.state };
+  }
+
+  /**
+   * Starts the run journaled before this answers (a 202 that does not wait, a stream whose frames come
+   * from the journal), or throws UnavailableError when the database did not record it.
+   */
+  async startJournaled(request: RunStartRequest): Promise<{ runId: string; input: JsonObject; journaled: RunState }> {
+    const start = this.admit(request);
+    const { runId, journaled } = await this.deps.executor.startRun(start, true);
+    return { runId, input: start.input, journaled };
+  }
+
+  /** The gate, then the input checks: nothing starts when either refuses. */
+  private admit(request: RunStartRequest): StartRun {
+    const { workflow, source } = request;
+    const principal = passGate(workflow, request.caller);
+    const input = request.readInput();
+    if (source === 'message') refuseUnsafeJson(input, 'body');
+    // A query string becomes stored input only here.
+    const unstorable = source === 'query' ? inspectJson(input, ['query']).unstorable : [];
+    if (unstorable.length > 0) throw new ValidationError(unstorable);
+    if (!isJsonObject(input)) throw new ValidationError([NOT_AN_OBJECT]);
+    return { workflow, input: this.validatorOf(workflow, source === 'query' ? 'query' : 'body').parse(input), principal, trigger: request.trigger };
+  }
+
+  private validatorOf(workflow: WorkflowDefinition, location: 'body' | 'query'): Validator<JsonObject> {
+    let byLocation = this.validators.get(workflow);
+    if (!byLocation) this.validators.set(workflow, (byLocation = new Map()));
+    let validator = byLocation.get(location);
+    if (!validator) {
+      validator = compileValidator<JsonObject>(inputSchemaOf(workflow, this.deps.models), location, { coerceText: location === 'query' });
+      byLocation.set(location, validator);
+    }
+    return validator;
+  }
+}
+
+async function settleWithin(finished: Promise<RunState>, timeoutMs: number): Promise<RunState | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), timeoutMs);
+  });
+  try {
+    return await Promise.race([finished, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
