@@ -35,7 +35,7 @@ import { iamAdminRouter } from './iam/adminRoutes.js';
 import { systemClock, type Clock } from './kernel/clock.js';
 import type { Logger } from './kernel/logger.js';
 import { SERVICE_VERSION } from './kernel/version.js';
-import { modelAdminRouter } from './models/adminRoutes.js';
+import { scopesRouter } from './models/scopesRoute.js';
 import { prepareModelTables } from './models/boot.js';
 import { RecordCommands } from './models/records.js';
 import { ModelRegistry } from './models/registry.js';
@@ -45,9 +45,10 @@ import { featureProjections, forkedModel, forkedWorkflow, loadProject, ProjectEr
 import { ProjectionRegistry, rebuildStaleProjections, type RowProjection } from './projections/index.js';
 import { runsRouter } from './runs/routes.js';
 import { VersionCommands } from './versions/commands.js';
-import { VersionOverrides } from './versions/registry.js';
+import { versionAdminRouter } from './versions/adminRoutes.js';
+import { VersionOverrides } from './versions/overrides.js';
 import { WorkflowRegistry } from './workflows/registry.js';
-import { workflowRoutes } from './workflows/routes.js';
+import { workflowManifestRouter } from './workflows/routes.js';
 import { triggerRouter } from './runs/trigger/routes.js';
 import { formatFinding } from './workflows/validate.js';
 
@@ -164,16 +165,12 @@ export async function startService(settings: Settings, logger: Logger, options: 
     const overrides = new VersionOverrides(live);
     const models = new ModelRegistry(project.models, overrides);
     const workflows = new WorkflowRegistry(project.workflows, overrides);
-    overrides.onChange((kind, name, version) => {
-      const fork = overrides.get(kind, name, version)?.definition;
-      if (!fork) return;
-      if (kind === 'model' && !models.find(name, version)) {
-        const parsed = forkedModel(fork);
-        if (parsed.model) models.add(parsed.model);
-        else logger.warn({ problems: parsed.problems }, 'a forked model version could not be registered');
-      }
-      if (kind === 'workflow' && !workflows.find(name, version)) workflows.add(forkedWorkflow(fork));
+    models.followForks(overrides, (document) => {
+      const parsed = forkedModel(document);
+      if (!parsed.model) logger.warn({ problems: parsed.problems }, 'a forked model version could not be registered');
+      return parsed.model;
     });
+    workflows.followForks(overrides, forkedWorkflow);
     await overrides.start();
     stops.push(() => overrides.stop());
     const artifacts = new ArtifactCatalog(pool, project.artifacts, store, clock);
@@ -234,12 +231,12 @@ export async function startService(settings: Settings, logger: Logger, options: 
         mcpRouter({ workflows, models, executor, authenticator, syncTimeoutMs: settings.syncTimeoutMs }),
         grpcRouter({ pool, workflows, models, executor, follower, authenticator, readMaxBytes: settings.bodyLimitBytes }),
         devRouter({ settings, authenticator, auth }),
-        workflowRoutes({ workflows, versions, authenticator, projectDir: settings.projectDir }),
-        modelAdminRouter({
+        workflowManifestRouter({ workflows, authenticator }),
+        versionAdminRouter({ registry: workflows, versions, authenticator, projectDir: settings.projectDir }),
+        versionAdminRouter({ registry: models, versions, authenticator, projectDir: settings.projectDir }),
+        scopesRouter({
           registry: models,
-          versions,
           authenticator,
-          projectDir: settings.projectDir,
           crudEnabled: settings.exposeModelCrud,
           workflowScopes: () =>
             Object.fromEntries(workflows.activeAll().flatMap((w) => (w.requiredScope ? [[w.name, w.requiredScope]] : []))),

@@ -15,7 +15,7 @@ import type { RowProjection } from '../projections/types.js';
 import { runsProjection } from '../runs/projection.js';
 import { approvalsProjection } from '../approvals/projection.js';
 import { definitionVersionsProjection } from '../versions/projection.js';
-import type { EnabledFlags } from '../versions/registry.js';
+import type { EnabledFlags } from '../versions/overrides.js';
 import { toWorkflowDefinition, type WorkflowDefinition } from '../workflows/definition.js';
 import { validateWorkflows, type Finding } from '../workflows/validate.js';
 import { loadProjectDocuments, type ProjectDocument } from '../project/documents.js';
