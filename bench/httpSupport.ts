@@ -20,7 +20,7 @@ export interface ServiceReady {
 export interface ServiceConfig {
   databaseUrl: string;
   projectDir: string;
-  /** Extra service settings (environment names of src/config/settings.ts). */
+  /** Extra service settings (environment names of src/config/schema.ts). */
   env?: Record<string, string>;
   /** A bare reference app started in the same process, on its own port. */
   reference?: 'models' | 'sse';

@@ -1,5 +1,5 @@
 // AgentModel documents (llms/): an OpenAI-compatible Chat Completions endpoint and its defaults.
-import { interpolateEnvironment } from '../config/settings.js';
+import { interpolateEnvironment } from '../config/interpolate.js';
 import type { ProjectDocument } from '../project/documents.js';
 
 export interface AgentModelDefinition {

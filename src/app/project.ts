@@ -15,9 +15,10 @@ import type { RowProjection } from '../projections/types.js';
 import { runsProjection } from '../runs/projection.js';
 import { approvalsProjection } from '../approvals/projection.js';
 import { definitionVersionsProjection } from '../versions/projection.js';
-import type { EnabledFlags } from '../versions/registry.js';
+import type { Logger } from '../kernel/logger.js';
+import type { EnabledFlags } from '../versions/overrides.js';
 import { toWorkflowDefinition, type WorkflowDefinition } from '../workflows/definition.js';
-import { validateWorkflows, type Finding } from '../workflows/validate.js';
+import { formatFinding, validateWorkflows, type Finding } from '../workflows/validate.js';
 import { loadProjectDocuments, type ProjectDocument } from '../project/documents.js';
 
 export class ProjectError extends Error {
@@ -103,6 +104,14 @@ export function validateProject(project: LoadedProject, overrides: EnabledFlags,
       return [...new Set(uploads.filter((u) => u.name === name && (version === undefined || u.version === version)).map((u) => u.type))];
     },
   });
+}
+
+/** Findings at boot: errors stop it, warnings are logged. */
+export function checkProject(project: LoadedProject, overrides: EnabledFlags, uploads: { name: string; version: string; type: string }[], logger: Logger): void {
+  const findings = validateProject(project, overrides, uploads);
+  for (const finding of findings.filter((f) => f.severity === 'warning')) logger.warn({ code: finding.code }, formatFinding(finding));
+  const errors = findings.filter((f) => f.severity === 'error');
+  if (errors.length > 0) throw new ProjectError(errors.map(formatFinding));
 }
 
 /** A version known only from a fork event (forked on another worker): parsed from the event's document. */

@@ -6,6 +6,7 @@ import type { ArtifactCatalog } from '../artifacts/catalog.js';
 import type { Authenticator } from '../http/authenticator.js';
 import type { FederationProviders } from '../federation/registry.js';
 import type { ModelRegistry } from '../models/registry.js';
+import type { VersionedDefinition, VersionRegistry } from '../versions/registry.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
 
 export interface RegistryDeps {
@@ -22,12 +23,17 @@ export function registryRouter(deps: RegistryDeps): Router {
   router.get('/registry', deps.authenticator.requireDeploymentAdmin('the registry describes the whole deployment'), async (req, res) => {
     const { workflows, models } = deps;
     res.json({
-      workflows: workflows.names().flatMap((name) => workflows.versions(name).map((w) => ({ name, version: w.version, enabled: workflows.isEnabled(w), file: w.file }))),
-      models: models.names().flatMap((name) => models.versions(name).map((m) => ({ name, version: m.version, enabled: models.isEnabled(m), file: m.file }))),
+      workflows: versionsOf(workflows),
+      models: versionsOf(models),
       artifacts: (await deps.artifacts.list(req.principal!.tenant ?? null)).map((a) => ({ name: a.name, version: a.latest_version, type: a.type, source: a.source, enabled: true })),
       federation_providers: deps.federation.list().map((p) => ({ name: p.name, version: 'v1', enabled: p.enabled, provider: p.kind, source: p.source })),
       agent_models: deps.agentModels.map((m) => ({ name: m.name, version: 'v1', enabled: true, model: m.model, base_url: m.baseUrl })),
     });
   });
   return router;
+}
+
+/** Every version of every name, enabled or not. */
+function versionsOf<D extends VersionedDefinition>(registry: VersionRegistry<D>) {
+  return registry.names().flatMap((name) => registry.versions(name).map((d) => ({ name, version: d.version, enabled: registry.isEnabled(d), file: d.file })));
 }

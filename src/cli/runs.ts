@@ -12,7 +12,7 @@ import { prepareModelTables } from '../models/boot.js';
 import { RecordCommands } from '../models/records.js';
 import { ModelRegistry } from '../models/registry.js';
 import { forkedWorkflow, loadProject } from '../app/project.js';
-import { DOCUMENT_FLAGS } from '../versions/registry.js';
+import { DOCUMENT_FLAGS } from '../versions/overrides.js';
 import { WorkflowRegistry } from '../workflows/registry.js';
 import type { JsonObject } from '../kernel/json.js';
 import { loadSettings } from '../config/settings.js';

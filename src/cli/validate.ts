@@ -1,6 +1,6 @@
 // `svc validate [--strict]`: every finding with its V-code, file and step; exit 1 on errors (or warnings with --strict).
 import { loadProject, type ProjectSettings } from '../app/project.js';
-import { DOCUMENT_FLAGS } from '../versions/registry.js';
+import { DOCUMENT_FLAGS } from '../versions/overrides.js';
 import { formatFinding } from '../workflows/validate.js';
 import { validateProject } from '../app/project.js';
 

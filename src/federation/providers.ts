@@ -1,6 +1,7 @@
 // Federation providers: FederationProvider documents (federation/ and the admin API), built-in
 // endpoints for google, github and microsoft, `${VAR}` secrets, SVC_OAUTH_<PROVIDER>_* fallbacks.
-import { interpolateEnvironment, type Settings } from '../config/settings.js';
+import { interpolateEnvironment } from '../config/interpolate.js';
+import type { Settings } from '../config/settings.js';
 import type { JsonObject } from '../kernel/json.js';
 import { compileValidator } from '../kernel/validation.js';
 import { isLoopbackHost } from '../outbound/policy.js';

@@ -2,14 +2,14 @@
 import { Router, type Request } from 'express';
 import type { Pool } from '../db/pool.js';
 import type { Authenticator } from '../http/authenticator.js';
-import { isAllowed, type AccessRule } from '../kernel/access.js';
 import { requestMetadata } from '../http/context.js';
 import type { Clock } from '../kernel/clock.js';
-import { BadRequestError, NotFoundError, PermissionDeniedError } from '../kernel/errors.js';
+import { NotFoundError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
 import { compileValidator, integerParam } from '../kernel/validation.js';
-import type { CrudOperation, ModelDefinition } from './definition.js';
-import { findRecord, includeRelations, listRecords, type ResolvedRelation } from './queries.js';
+import { crudAccess } from './crudAccess.js';
+import type { ModelDefinition } from './definition.js';
+import { findRecord, includeRelations, listRecords } from './queries.js';
 import type { RecordCommands } from './records.js';
 import type { ModelRegistry } from './registry.js';
 import { compileModelValidators, type ModelValidators } from './schemas.js';
@@ -40,46 +40,16 @@ export interface ModelCrudDeps {
   clock: Clock;
 }
 
-export function accessRule(model: ModelDefinition, operation: CrudOperation): AccessRule {
-  const { access } = model;
-  if (operation === 'list' || operation === 'read') return { scope: access.readScope, groups: access.readGroups };
-  if (operation === 'delete') return { scope: access.deleteScope, groups: access.deleteGroups };
-  return { scope: access.writeScope, groups: access.writeGroups };
-}
-
 export function modelCrudRouter(deps: ModelCrudDeps): Router {
-  const { pool, registry, records, authenticator, clock } = deps;
+  const { pool, records, clock } = deps;
   const router = Router();
+  const { authorize, relationsFor } = crudAccess(deps.registry, deps.authenticator);
   const validators = new WeakMap<ModelDefinition, ModelValidators>();
   const validatorsOf = (model: ModelDefinition) => {
     let compiled = validators.get(model);
     if (!compiled) validators.set(model, (compiled = compileModelValidators(model)));
     return compiled;
   };
-
-  /** The serving version, if it exposes the operation (else the route is absent: 404), and the caller may use it. */
-  async function authorize(req: Request, operation: CrudOperation): Promise<ModelDefinition> {
-    const model = registry.activeBySlug(String(req.params.model));
-    if (!model || !model.crud.includes(operation)) throw new NotFoundError(`No route for ${req.method} ${req.path}`);
-    const principal = await authenticator.principalOf(req);
-    if (!isAllowed(principal, accessRule(model, operation))) throw new PermissionDeniedError(`Permission denied: ${operation} on ${model.slug}`);
-    return model;
-  }
-
-  async function relationsFor(req: Request, model: ModelDefinition, include: string | undefined): Promise<ResolvedRelation[]> {
-    if (!include) return [];
-    const principal = await authenticator.principalOf(req);
-    return [...new Set(include.split(',').map((s) => s.trim()).filter(Boolean))].map((name) => {
-      const relation = model.relations.find((r) => r.name === name);
-      if (!relation) throw new BadRequestError(`include: ${model.name} has no relation ${name}`);
-      const target = registry.active(relation.model);
-      if (!target) throw new BadRequestError(`include: ${relation.model} is not enabled`);
-      // Embedding a record is reading it: the caller needs the target's read access too.
-      if (!isAllowed(principal, accessRule(target, 'read'))) throw new PermissionDeniedError(`Permission denied: read on ${target.slug}`);
-      return { relation, target };
-    });
-  }
-
   const tenantOf = (req: Request) => req.principal?.tenant ?? null;
   const context = (req: Request) => ({ tenant: tenantOf(req), at: clock.now().toISOString(), metadata: requestMetadata(req) });
 

@@ -1,114 +1,86 @@
-// Which definition versions exist and are enabled, kept current on every worker from the log.
-import type { LogFollower } from '../eventstore/follow.js';
-import { startLiveView, type LiveView } from '../eventstore/liveView.js';
-import type { EventStore } from '../eventstore/store.js';
-import type { RecordedEvent } from '../eventstore/types.js';
-import type { WakeUps } from '../eventstore/wakeUps.js';
-import type { Logger } from '../kernel/logger.js';
+// The versions of one kind of definition (models, workflows) this process knows, from files and forks,
+// and which one serves each name.
 import type { DefinitionKind } from './events.js';
+import type { EnabledFlags, VersionOverrides } from './overrides.js';
 
-export interface VersionOverride {
-  enabled: boolean | null;
-  /** A forked document (JSON), when the version came from a fork. */
-  definition: Record<string, unknown> | null;
-  file: string | null;
-  forkedFrom: string | null;
+/** What a registry and version administration need of a definition, whatever its kind. */
+export interface VersionedDefinition {
+  readonly name: string;
+  readonly version: string;
+  /** The document's own `enabled` flag; a runtime toggle wins over it. */
+  readonly enabledByDefault: boolean;
+  readonly file: string;
+  /** The document as written: what a fork copies. */
+  readonly source: Record<string, unknown>;
 }
 
-type Listener = (kind: DefinitionKind, name: string, version: string) => void;
-
-/** Whether a definition version is enabled: a runtime toggle, else the document's own flag. */
-export interface EnabledFlags {
-  isEnabled(kind: DefinitionKind, name: string, version: string, byDefault: boolean): boolean;
+/** v2 < v10: versions compare by their digit runs as numbers. */
+export function compareVersions(a: string, b: string): number {
+  return a.localeCompare(b, 'en', { numeric: true, sensitivity: 'base' });
 }
 
-/** Only the documents' own flags (no database): `svc validate`. */
-export const DOCUMENT_FLAGS: EnabledFlags = { isEnabled: (_kind, _name, _version, byDefault) => byDefault };
+export abstract class VersionRegistry<D extends VersionedDefinition> {
+  private readonly byName = new Map<string, D[]>();
 
-const keyOf = (kind: string, name: string, version: string) => JSON.stringify([kind, name, version]);
+  constructor(
+    readonly kind: DefinitionKind,
+    definitions: readonly D[],
+    private readonly flags: EnabledFlags,
+  ) {
+    for (const definition of definitions) this.add(definition);
+  }
 
-export class VersionOverrides implements EnabledFlags {
-  private readonly overrides = new Map<string, VersionOverride & { kind: DefinitionKind; name: string; version: string }>();
-  private readonly listeners: Listener[] = [];
-  private view: LiveView | undefined;
+  /** A version as version administration lists it, besides its schema_version and enabled flag. */
+  abstract describe(definition: D): Record<string, unknown>;
 
-  constructor(private readonly deps: { store: EventStore; follower: LogFollower; wakeUps: WakeUps; logger: Logger }) {}
+  /** A fork of `definition` is written to `<kind>s/<stem>_<new version>.yaml`. */
+  abstract forkFileStem(definition: D): string;
 
-  async start(): Promise<void> {
-    this.view = await startLiveView(this.deps, {
-      name: 'definition-versions',
-      streamTypes: ['model', 'workflow'],
-      load: () => this.load(),
-      apply: (event) => this.apply(event),
+  /** Adds a version, replacing one of the same name and version. */
+  add(definition: D): void {
+    const versions = this.versions(definition.name).filter((d) => d.version !== definition.version);
+    versions.push(definition);
+    versions.sort((a, b) => compareVersions(a.version, b.version));
+    this.byName.set(definition.name, versions);
+  }
+
+  /**
+   * Adds each version known only from a fork event (forked on another worker, or before this process
+   * started) as the overrides learn of it; `parseFork` answers undefined for a document it cannot use.
+   */
+  followForks(overrides: VersionOverrides, parseFork: (document: Record<string, unknown>) => D | undefined): void {
+    overrides.onChange((kind, name, version) => {
+      if (kind !== this.kind || this.find(name, version)) return;
+      const fork = overrides.get(kind, name, version)?.definition;
+      const definition = fork ? parseFork(fork) : undefined;
+      if (definition) this.add(definition);
     });
   }
 
-  stop(): void {
-    this.view?.stop();
+  names(): string[] {
+    return [...this.byName.keys()].sort();
   }
 
-  /** Called after a toggle or fork was applied (to rebuild routes, register a forked version...). */
-  onChange(listener: Listener): void {
-    this.listeners.push(listener);
+  /** Every version of `name`, oldest first. */
+  versions(name: string): D[] {
+    return this.byName.get(name) ?? [];
   }
 
-  get(kind: DefinitionKind, name: string, version: string): VersionOverride | undefined {
-    return this.overrides.get(keyOf(kind, name, version));
+  find(name: string, version: string): D | undefined {
+    return this.versions(name).find((d) => d.version === version);
   }
 
-  isEnabled(kind: DefinitionKind, name: string, version: string, byDefault: boolean): boolean {
-    return this.get(kind, name, version)?.enabled ?? byDefault;
+  isEnabled(definition: D): boolean {
+    return this.flags.isEnabled(this.kind, definition.name, definition.version, definition.enabledByDefault);
   }
 
-  forks(kind: DefinitionKind): (VersionOverride & { name: string; version: string })[] {
-    return [...this.overrides.values()].filter((o) => o.kind === kind && o.definition !== null);
+  /** The newest enabled version of `name`: the one that serves it. */
+  active(name: string): D | undefined {
+    return [...this.versions(name)].reverse().find((d) => this.isEnabled(d));
   }
 
-  private async load(): Promise<void> {
-    const { rows } = await this.deps.store.pool.query<{
-      kind: DefinitionKind;
-      name: string;
-      version: string;
-      enabled: boolean | null;
-      definition: Record<string, unknown> | null;
-      file: string | null;
-      forked_from: string | null;
-    }>('SELECT kind, name, version, enabled, definition, file, forked_from FROM svc_definition_versions');
-    for (const row of rows) {
-      this.set(row.kind, row.name, row.version, {
-        enabled: row.enabled,
-        definition: row.definition,
-        file: row.file,
-        forkedFrom: row.forked_from,
-      });
-    }
-  }
-
-  private apply(event: RecordedEvent): void {
-    const d = event.data as Record<string, unknown>;
-    const kind = d.kind as DefinitionKind;
-    const name = String(d.name);
-    if (event.type === 'DefinitionVersionToggled') {
-      const version = String(d.version);
-      const current = this.get(kind, name, version);
-      this.set(kind, name, version, { enabled: Boolean(d.enabled), definition: current?.definition ?? null, file: current?.file ?? null, forkedFrom: current?.forkedFrom ?? null });
-    } else if (event.type === 'DefinitionVersionForked') {
-      const version = String(d.newVersion);
-      const current = this.get(kind, name, version);
-      this.set(kind, name, version, {
-        enabled: current?.enabled ?? null,
-        definition: d.definition as Record<string, unknown>,
-        file: String(d.file),
-        forkedFrom: String(d.sourceVersion),
-      });
-    }
-  }
-
-  private set(kind: DefinitionKind, name: string, version: string, value: VersionOverride): void {
-    const key = keyOf(kind, name, version);
-    const before = this.overrides.get(key);
-    this.overrides.set(key, { ...value, kind, name, version });
-    const changed = !before || before.enabled !== value.enabled || (before.definition === null) !== (value.definition === null);
-    if (changed) for (const listener of this.listeners) listener(kind, name, version);
+  /** The serving version of every name that has one. */
+  activeAll(): D[] {
+    return this.names().flatMap((name) => this.active(name) ?? []);
   }
 }

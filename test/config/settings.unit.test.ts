@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { SETTING_NAMES } from '../../src/config/schema.js';
 import { loadSettings, SettingsError, type Settings } from '../../src/config/settings.js';
 
 const KEY = 'a'.repeat(32) + 'B'.repeat(32);
@@ -199,6 +200,22 @@ describe('loadSettings', () => {
         expect(problems.some((p) => p.startsWith(`${name} `)), name).to.equal(true);
         expect(message).to.include(`  - ${name} `);
       }
+    });
+
+    it('checks the rules between settings even when a setting is invalid on its own', () => {
+      const problems = problemsOf({ PORT: 'abc', SVC_DEV_MODE: 'true', SVC_DEV_API_KEY: 'bad', SVC_ENV: 'production' });
+      expect(problems).to.deep.equal([
+        'PORT must be an integer from 0 to 65535 (got "abc")',
+        'SVC_DEV_API_KEY must look like XXXX-XXXX-XXXX-XXXX (uppercase letters and digits)',
+        'SVC_DEV_MODE=true is refused when SVC_ENV=production',
+        'SVC_DEV_MODE=true also needs SVC_ALLOW_DEV_AUTH=true',
+        'SVC_SIGNING_KEY is required when SVC_ENV=production',
+      ]);
+    });
+
+    it('accepts every setting of the schema under spec.settings', () => {
+      writeSystemConfig(['kind: SystemConfig', 'spec:', '  settings:', ...SETTING_NAMES.map((name) => `    ${name}: ""`), ''].join('\n'));
+      expect(problemsOf({})).to.deep.equal(['SVC_SIGNING_KEY must be 64 hex characters (a 32-byte Ed25519 private key)']);
     });
 
     it('reads SVC_HORIZON_STALL_SECONDS (at least 1)', () => {

@@ -1,0 +1,86 @@
+// The kernel: everything below HTTP, in the order data flows: database -> migrations -> projections -> event store -> wake-ups.
+import type { Settings } from '../config/settings.js';
+import { openDatabase, type DatabaseHandle } from '../db/database.js';
+import { migrate } from '../db/migrate.js';
+import { createPool, type Pool } from '../db/pool.js';
+import { EventStore, HorizonWatch, LogFollower, WakeUps } from '../eventstore/index.js';
+import type { Logger } from '../kernel/logger.js';
+import { ProjectionRegistry, rebuildStaleProjections, type RowProjection } from '../projections/index.js';
+import { featureProjections } from './project.js';
+
+export interface Kernel {
+  readonly settings: Settings;
+  readonly logger: Logger;
+  readonly database: DatabaseHandle;
+  readonly pool: Pool;
+  readonly registry: ProjectionRegistry;
+  readonly wakeUps: WakeUps;
+  readonly store: EventStore;
+  readonly follower: LogFollower;
+  readonly horizon: HorizonWatch;
+  close(): Promise<void>;
+}
+
+export interface KernelOptions {
+  /** An already opened database (tests, cluster workers); else DATABASE_URL or the embedded one. */
+  database?: DatabaseHandle;
+  projections?: RowProjection[];
+  migrate?: boolean;
+  /** Runs after the migrations, before projections are checked (model tables). */
+  prepare?: (pool: Pool) => Promise<void>;
+}
+
+/** Everything below HTTP: database, migrations, projections, event store, wake-ups. */
+export async function startKernel(settings: Settings, logger: Logger, options: KernelOptions = {}): Promise<Kernel> {
+  const database = options.database ?? (await openDatabase(settings, logger));
+  const pool = createPool({ connectionString: database.url, max: settings.dbPoolSize, connectTimeoutMs: settings.dbConnectTimeoutMs });
+  try {
+    if (options.migrate !== false) {
+      const applied = await migrate(pool);
+      if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    }
+    await options.prepare?.(pool);
+    const registry = new ProjectionRegistry();
+    for (const projection of options.projections ?? featureProjections()) registry.register(projection);
+    await rebuildStaleProjections(pool, registry, logger);
+
+    const wakeUps = new WakeUps({ connectionString: database.url, logger });
+    await wakeUps.start();
+    let follower: LogFollower | undefined;
+    const store = new EventStore({
+      pool,
+      projector: registry,
+      onCommit: (events) => {
+        follower?.publishLocal(events);
+        wakeUps.announceCommit();
+      },
+    });
+    follower = new LogFollower(store, wakeUps.wakes$, logger);
+    await follower.start();
+    const started = follower;
+    const horizon = new HorizonWatch(pool, logger, settings.horizonStallSeconds * 1000);
+    horizon.start();
+    return {
+      settings,
+      logger,
+      database,
+      pool,
+      registry,
+      wakeUps,
+      store,
+      follower: started,
+      horizon,
+      async close() {
+        horizon.stop();
+        started.stop();
+        await wakeUps.close();
+        await pool.end();
+        if (!options.database) await database.stop();
+      },
+    };
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    if (!options.database) await database.stop().catch(() => undefined);
+    throw error;
+  }
+}
