@@ -269,10 +269,12 @@ describe('client library (svc/client) over loopback', function () {
       const pending = (await rejectionOf(client.execute('review', { payload: { subject: 'resume' } }))) as SvcRunPendingError;
       const id = pending.run.id;
       const seen: RunEvent[] = [];
-      proxy.cutNextEventStream(2);
+      proxy.holdNextEventStream(2);
       const following = (async () => {
         for await (const event of client.runs.events(id)) {
           seen.push(event);
+          // The connection drops once the client holds the two relayed events, none before.
+          if (seen.length === 2) proxy.dropHeldStream();
           if (seen.length === 3) await client.approvals.decide(pending.run.approval!.approval_id, { decision: 'approve', values: { note: 'go' } });
         }
       })();
