@@ -1,11 +1,15 @@
 // Autonomous Agent steps: tools run one at a time and are journaled; tokens and progress events; the
 // streaming trigger's Agent frames; steer, pause/resume and abort mid-loop; tool approvals.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client } from '../support/http.js';
+import { journalOf, privateKeys, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
+import { readSse } from '../support/sse.js';
+import { createUser } from '../support/users.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { agentProject, createUser, journalOf, privateKeys, readSse, SIGNING_KEY, sleep, stepEnd, waitForEvent, waitForStatus } from './support/harness.js';
+import { agentProject, SIGNING_KEY, waitForEvent } from './support/harness.js';
 import { McpHttpServer } from './support/mcpHttpServer.js';
 
 const PROGRESS_KEYS = ['type', 'iteration', 'tool_calls', 'tokens_used', 'tool', 'signal'];

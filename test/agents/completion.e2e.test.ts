@@ -3,9 +3,10 @@
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client } from '../support/http.js';
+import { journalOf, privateKeys } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { agentProject, journalOf, privateKeys, SIGNING_KEY, stepEnd } from './support/harness.js';
+import { agentProject, SIGNING_KEY, stepEnd } from './support/harness.js';
 import { McpHttpServer } from './support/mcpHttpServer.js';
 
 describe('Agent steps: completion mode and reserved exits', function () {

@@ -2,9 +2,11 @@
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, client } from '../support/http.js';
+import { journalOf, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
+import { createUser } from '../support/users.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { agentProject, createUser, journalOf, SIGNING_KEY, waitForStatus } from './support/harness.js';
+import { agentProject, SIGNING_KEY } from './support/harness.js';
 import { McpHttpServer } from './support/mcpHttpServer.js';
 
 type User = { id: string; token: string };

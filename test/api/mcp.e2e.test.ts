@@ -5,8 +5,10 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, client, type Admin } from '../support/http.js';
+import { journalOf } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { createUser, FIXTURE_PROJECT } from './helpers.js';
+import { createUser } from '../support/users.js';
+import { FIXTURE_PROJECT } from './helpers.js';
 
 const MCP_EXPORTED = ['broken', 'echo', 'grouped', 'review', 'scoped'];
 
@@ -126,13 +128,9 @@ describe('MCP export at /mcp', () => {
     const theirs = await call(service.url, 'GET', '/api/runs', { token: users.special.token });
     expect((theirs.body as any[]).map((r) => r.id)).to.not.include(structured.run_id);
     // The journal records the trigger and the caller's identity.
-    const journal = await call(service.url, 'GET', `/api/runs/${structured.run_id}/events?follow=false`, { token: admin.token, headers: { accept: 'text/event-stream' } });
-    const started = String(journal.body)
-      .split('\n')
-      .filter((line) => line.startsWith('data: '))
-      .map((line) => JSON.parse(line.slice(6)))
-      .find((event) => event.type === 'run_started');
-    expect(started, String(journal.body)).to.be.an('object');
+    const journal = await journalOf(service.url, admin.token, structured.run_id);
+    const started = journal.find((event) => event.type === 'run_started');
+    expect(started, JSON.stringify(journal)).to.be.an('object');
     expect(started.payload.trigger).to.equal('mcp');
     expect(started.payload.principal.user_id).to.equal(users.basic.id);
   });

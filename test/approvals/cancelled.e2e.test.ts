@@ -2,14 +2,16 @@
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, type Admin } from '../support/http.js';
+import { journalOf } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { createUser, FINANCE_ROLES, HITL_PROJECT, journalOf, requestRefund, SIGNING_KEY, type User } from './helpers.js';
+import { createUser, type SignedInUser } from '../support/users.js';
+import { FINANCE_ROLES, HITL_PROJECT, requestRefund, SIGNING_KEY } from './helpers.js';
 
 describe('approvals: a run aborted while it waits', function () {
   this.timeout(30_000);
   let service: Service;
   let admin: Admin;
-  let fin: User;
+  let fin: SignedInUser;
 
   before(async function () {
     this.timeout(60_000);

@@ -1,11 +1,13 @@
 // Expiry: an undecided approval takes the `expired` route, also when no process ran at its moment; a late decision is 409.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call, type Admin } from '../support/http.js';
+import { journalOf, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { HITL_PROJECT, journalOf, SIGNING_KEY, sleep, waitForRun } from './helpers.js';
+import { HITL_PROJECT, SIGNING_KEY } from './helpers.js';
 
 const ENV = { SVC_SIGNING_KEY: SIGNING_KEY, SVC_RUN_CLAIM_INTERVAL_MS: '100' };
 
@@ -51,7 +53,7 @@ describe('approvals: expiry', function () {
     const requestedAt = Date.now();
     const listed = await call(service.url, 'GET', '/api/approvals', { token: admin.token });
     expect((listed.body as any[]).map((a) => a.approval_id)).to.include(run.approval.approval_id);
-    const done = await waitForRun(service.url, admin.token, run.id, ['completed', 'failed'], 5000);
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed', 'failed'], 5000);
     expect(done.status).to.equal('completed');
     expect(done.output).to.deep.equal({ ticket: 'E1', outcome: 'expired', decided_by: 'system:expiry' });
     expect(Date.now() - requestedAt).to.be.below(5000);
@@ -70,7 +72,7 @@ describe('approvals: expiry', function () {
     const run = await requestQuick(service.url, admin.token, 'E2');
     const decided = await call(service.url, 'POST', `/api/approvals/${run.approval.approval_id}`, { token: admin.token, json: { decision: 'approve' } });
     expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
-    const done = await waitForRun(service.url, admin.token, run.id, ['completed']);
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed']);
     expect(done.output).to.deep.equal({ ticket: 'E2', outcome: 'approve' });
     await sleep(1500);
     const journal = await journalOf(service.url, admin.token, run.id);
@@ -94,7 +96,7 @@ describe('approvals: expiry', function () {
     // Past their expiry, ask for a new approval that is due after them.
     await sleep(Math.max(0, startedAt + 4500 - Date.now()));
     const run = await requestQuick(service.url, admin.token, 'E3');
-    const done = await waitForRun(service.url, admin.token, run.id, ['completed'], 6000);
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed'], 6000);
     expect(done.output).to.deep.include({ outcome: 'expired' });
     for (const aborted of runs.slice(0, 3)) {
       expect((await call(service.url, 'GET', `/api/runs/${aborted.id}`, { token: admin.token })).body.status).to.equal('aborted');
@@ -136,7 +138,7 @@ describe('approvals: expiry even if no process was running', function () {
     expect(rows).to.deep.equal([{ status: 'waiting_human', expired: true }]);
 
     second = await startTestService({ databaseUrl, projectDir: HITL_PROJECT, env: ENV });
-    const done = await waitForRun(second.url, admin.token, run.id, ['completed', 'failed'], 8000);
+    const done = await waitForStatus(second.url, admin.token, run.id, ['completed', 'failed'], 8000);
     expect(done.status).to.equal('completed');
     expect(done.output).to.deep.equal({ ticket: 'R1', outcome: 'expired', decided_by: 'system:expiry' });
     const decided = await expectExpiredJournal(second.url, admin.token, run);

@@ -1,12 +1,13 @@
 // Two server processes on one database: a logout or a session end on one is honoured by the other within a second, also across a LISTEN reconnect.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import { generateSigningKeyHex } from '../../src/iam/keys.js';
 import { SESSION_ENDED_MESSAGE } from '../../src/iam/authenticator.js';
 import { connectionConfig } from '../../src/db/pool.js';
 import type { Service } from '../../src/main.js';
-import { sleep, waitUntil } from '../eventstore/helpers.js';
+import { waitUntil } from '../eventstore/helpers.js';
 import { createTestDatabase, freePort, testServerUrl } from '../support/db.js';
 import { bootstrapAdmin, call, client, eventually, expectUnauthenticated, login, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';

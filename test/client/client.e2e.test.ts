@@ -2,9 +2,9 @@
 import { expect } from 'chai';
 import { SvcAuth, SvcClient, SvcRequestError, SvcRunFailedError, SvcRunPendingError, type RunEvent, type StepFrame } from '../../src/client/index.js';
 import type { Service } from '../../src/main.js';
-import { createUser } from '../api/helpers.js';
 import { bootstrapAdmin, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
+import { createUser } from '../support/users.js';
 import { CLIENT_PROJECT } from './support/project.js';
 import { RecordingProxy } from './support/proxy.js';
 

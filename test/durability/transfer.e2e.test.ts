@@ -15,8 +15,10 @@ import { forkedWorkflow } from '../../src/app/project.js';
 import { HITL_PROJECT } from '../approvals/helpers.js';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call, type Admin } from '../support/http.js';
+import { copyProject } from '../support/projects.js';
 import { startTestService } from '../support/service.js';
-import { copyProject, openPool, REPLAY_PROJECT, runCli, SIGNING_KEY, type CliResult } from './helpers.js';
+import { PROCESS_SIGNING_KEY, runCli, type CliResult } from '../support/serviceProcess.js';
+import { openPool, REPLAY_PROJECT } from './helpers.js';
 
 const CLI_TIMEOUT_MS = 60_000;
 
@@ -84,7 +86,7 @@ describe('runs: export, import and replay through the CLI', function () {
   let exportFile: string;
 
   async function serve(databaseUrl: string, projectDir: string): Promise<Service> {
-    const service = await startTestService({ databaseUrl, projectDir, env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_RUN_CLAIM_INTERVAL_MS: '200' } });
+    const service = await startTestService({ databaseUrl, projectDir, env: { SVC_SIGNING_KEY: PROCESS_SIGNING_KEY, SVC_RUN_CLAIM_INTERVAL_MS: '200' } });
     services.push(service);
     return service;
   }

@@ -1,11 +1,12 @@
 // The global log behind the pg_snapshot_xmin gate: a transaction that commits late is never skipped.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import { connectionConfig } from '../../src/db/pool.js';
 import { LOG_START, compareCursors, cursorOf, type GlobalCursor, type RecordedEvent } from '../../src/eventstore/index.js';
 import type { Kernel } from '../../src/main.js';
 import { startTestKernel } from '../support/service.js';
-import { collect, sleep } from './helpers.js';
+import { collect } from './helpers.js';
 
 /** A global reader as rebuilds and async projections run it: page after page from its own cursor. */
 class PagedReader {

@@ -2,12 +2,13 @@
 // anyway (one ungated read per wake-up for every followed stream), and the gated tail looks again by
 // itself, so a transaction that sends no NOTIFY (another database's, a lease renewal) does not
 // leave readers of the whole log waiting for the poll.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import { connectionConfig } from '../../src/db/pool.js';
 import { LOG_START, type RecordedEvent } from '../../src/eventstore/index.js';
 import { createTestDatabase } from '../support/db.js';
-import { collect, sleep, startSlowPollNode, type SlowPollNode } from './helpers.js';
+import { collect, startSlowPollNode, type SlowPollNode } from './helpers.js';
 
 /** This node polls once a minute: a delivery within this came from the tail looking again. */
 const DELIVERY_BOUND_MS = 10_000;

@@ -1,6 +1,7 @@
 // Shared pieces of the event store tests: collecting a subscription, waiting, and a child-process appender.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Observable } from 'rxjs';
 import { createPool, type Pool } from '../../src/db/pool.js';
@@ -9,10 +10,6 @@ import { createLogger } from '../../src/kernel/logger.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 /** Polls `check` every 20 ms until it answers true; fails after `timeoutMs` with `what`. */
 export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {

@@ -1,9 +1,10 @@
 // Subscriptions that start mid-log: replay then live, with writers in this and another kernel never pausing.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { LOG_START, cursorOf, type EventStore, type GlobalCursor, type RecordedEvent } from '../../src/eventstore/index.js';
 import type { Kernel } from '../../src/main.js';
 import { startTestKernel } from '../support/service.js';
-import { collect, positionsOf, range, sleep, startSlowPollNode, type SlowPollNode } from './helpers.js';
+import { collect, positionsOf, range, startSlowPollNode, type SlowPollNode } from './helpers.js';
 
 interface Writer {
   store: EventStore;

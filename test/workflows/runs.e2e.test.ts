@@ -1,13 +1,15 @@
 // The runs API: list and detail with ownership, the journal over SSE (replay, live, resume), and run control.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, client, expectUnauthenticated } from '../support/http.js';
+import { expectNoPrivateKeys, journalOf, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { createUser, ENGINE_PROJECT, expectNoPrivateKeys, journalOf, SIGNING_KEY, SseReader, waitForStatus } from './helpers.js';
+import { SseReader } from '../support/sse.js';
+import { createUser } from '../support/users.js';
+import { ENGINE_PROJECT, SIGNING_KEY } from './helpers.js';
 
 const ABSENT_ID = '00000000-0000-4000-8000-000000000000';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('runs over HTTP', function () {
   this.timeout(30_000);
   let service: Service;

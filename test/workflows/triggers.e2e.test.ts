@@ -2,8 +2,11 @@
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, client, expectUnauthenticated } from '../support/http.js';
+import { expectNoPrivateKeys, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { createUser, ENGINE_PROJECT, expectNoPrivateKeys, SIGNING_KEY, SseReader, waitForStatus } from './helpers.js';
+import { SseReader } from '../support/sse.js';
+import { createUser } from '../support/users.js';
+import { ENGINE_PROJECT, SIGNING_KEY } from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SYNC_TIMEOUT_MS = 800;
@@ -227,7 +230,7 @@ describe('workflow triggers over HTTP', function () {
       expect(frames[3]!.data.event_type).to.equal('done');
       expect(frames[3]!.data.output).to.deep.equal(steps[2].snapshot);
       for (const frame of frames) expectNoPrivateKeys(frame.data, `${frame.event} frame`);
-      expect(frames.map((f) => f.raw).join('\n')).to.not.include('engine-only');
+      expect(reader.text).to.not.include('engine-only');
     });
 
     it('reports step wall time in duration_ms', async () => {

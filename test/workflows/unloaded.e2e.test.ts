@@ -1,13 +1,13 @@
 // A run whose workflow version this deployment does not load is parked out of claims, not retried at every tick.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { newId } from '../../src/kernel/ids.js';
 import type { Service } from '../../src/main.js';
 import { runEvent, runStream } from '../../src/runs/events.js';
 import { bootstrapAdmin, client } from '../support/http.js';
+import { waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { ENGINE_PROJECT, SIGNING_KEY, waitForStatus } from './helpers.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { ENGINE_PROJECT, SIGNING_KEY } from './helpers.js';
 
 describe('runs of a workflow version that is not loaded', function () {
   this.timeout(30_000);
