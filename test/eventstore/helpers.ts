@@ -11,6 +11,13 @@ import { createLogger } from '../../src/kernel/logger.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
 
+/**
+ * Generous: a delivery that has not come within this is not coming. Far below a slow-poll node's
+ * minute, so what such a node receives within it came from something else than its poll (a local
+ * commit, a wake-up, the tail looking again).
+ */
+export const DELIVERY_DEADLINE_MS = 15_000;
+
 /** Polls `check` every 20 ms until it answers true; fails after `timeoutMs` with `what`. */
 export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -20,10 +27,9 @@ export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number
   }
 }
 
-/** A running subscription that records what it receives and when. */
+/** A running subscription that records what it receives. */
 export interface Collector<T> {
   readonly items: T[];
-  readonly receivedAt: number[];
   /** Resolves once `count` items arrived; rejects after `timeoutMs` naming how many did. */
   waitFor(count: number, timeoutMs: number): Promise<T[]>;
   stop(): void;
@@ -31,13 +37,11 @@ export interface Collector<T> {
 
 export function collect<T>(source: Observable<T>): Collector<T> {
   const items: T[] = [];
-  const receivedAt: number[] = [];
   let failure: unknown;
   const waiters = new Set<() => void>();
   const subscription = source.subscribe({
     next: (item) => {
       items.push(item);
-      receivedAt.push(Date.now());
       waiters.forEach((wake) => wake());
     },
     error: (error: unknown) => {
@@ -47,7 +51,6 @@ export function collect<T>(source: Observable<T>): Collector<T> {
   });
   return {
     items,
-    receivedAt,
     waitFor(count, timeoutMs) {
       return new Promise<T[]>((resolve, reject) => {
         const check = (): void => {
@@ -126,8 +129,6 @@ export async function startSlowPollNode(databaseUrl: string): Promise<SlowPollNo
 export interface ChildAppend {
   globalPosition: number;
   transactionId: string;
-  /** Date.now() in the child right after the append call returned. */
-  appendedAt: number;
 }
 
 /**
