@@ -4,12 +4,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client } from '../support/http.js';
-import { journalOf, privateKeys, waitForStatus } from '../support/runs.js';
+import { journalOf, privateKeys, waitForEvent, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
 import { readSse } from '../support/sse.js';
 import { createUser } from '../support/users.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { agentProject, SIGNING_KEY, waitForEvent } from './support/harness.js';
+import { agentProject, SIGNING_KEY } from './support/harness.js';
 import { McpHttpServer } from './support/mcpHttpServer.js';
 
 const PROGRESS_KEYS = ['type', 'iteration', 'tool_calls', 'tokens_used', 'tool', 'signal'];

@@ -22,6 +22,17 @@ export async function waitForStatus(baseUrl: string, token: string, runId: strin
   return last!.body;
 }
 
+/** Polls the journal until an event of `type` (optionally matching `where`) is in it. */
+export async function waitForEvent(baseUrl: string, token: string, runId: string, type: string, where: (e: any) => boolean = () => true, timeoutMs = 10_000): Promise<any[]> {
+  let journal: any[] = [];
+  const found = await eventually(async () => {
+    journal = await journalOf(baseUrl, token, runId);
+    return journal.some((e) => e.type === type && where(e));
+  }, timeoutMs, 50);
+  if (!found.ok) throw new Error(`no ${type} in run ${runId}: ${journal.map((e) => e.type).join(',')}`);
+  return journal;
+}
+
 /** Every key starting with `_` anywhere in a JSON value, with its path. */
 export function privateKeys(value: unknown, at = '$'): string[] {
   if (Array.isArray(value)) return value.flatMap((item, index) => privateKeys(item, `${at}[${index}]`));

@@ -1,11 +1,9 @@
-// Shared pieces of the agent tests: the fixture project (copied, with the live MCP URL), waiting for a
-// journal event, and a step's end in a journal.
+// Shared pieces of the agent tests: the fixture project (copied, with the live MCP URL) and a step's
+// end in a journal.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { eventually } from '../../support/http.js';
 import { copyProject } from '../../support/projects.js';
-import { journalOf } from '../../support/runs.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const FIXTURES = path.join(REPO, 'test/agents/fixtures');
@@ -40,17 +38,6 @@ export function agentProject(mcpUrl: string): string {
       '',
     ].join('\n'),
   });
-}
-
-/** Polls the journal until an event of `type` (optionally matching `where`) is in it. */
-export async function waitForEvent(baseUrl: string, token: string, runId: string, type: string, where: (e: any) => boolean = () => true, timeoutMs = 10_000): Promise<any[]> {
-  let journal: any[] = [];
-  const found = await eventually(async () => {
-    journal = await journalOf(baseUrl, token, runId);
-    return journal.some((e) => e.type === type && where(e));
-  }, timeoutMs, 50);
-  if (!found.ok) throw new Error(`no ${type} in run ${runId}: ${journal.map((e) => e.type).join(',')}`);
-  return journal;
 }
 
 /** The step_completed / step_failed of a step in a journal. */
