@@ -5,11 +5,10 @@ import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client } from '../support/http.js';
 import { journalOf, privateKeys, waitForEvent, waitForStatus } from '../support/runs.js';
-import { startTestService } from '../support/service.js';
 import { readSse } from '../support/sse.js';
 import { createUser } from '../support/users.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { agentProject, SIGNING_KEY } from './support/harness.js';
+import { startAgentService } from './support/harness.js';
 import { McpHttpServer } from './support/mcpHttpServer.js';
 
 const PROGRESS_KEYS = ['type', 'iteration', 'tool_calls', 'tokens_used', 'tool', 'signal'];
@@ -24,9 +23,7 @@ describe('Agent steps: autonomous mode', function () {
 
   before(async function () {
     this.timeout(60_000);
-    await fake.start();
-    await mcp.start();
-    service = await startTestService({ projectDir: agentProject(mcp.url), env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
+    service = await startAgentService(fake, mcp);
     admin = await bootstrapAdmin(service.url);
     api = client(service.url, admin.token);
   });

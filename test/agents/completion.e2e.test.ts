@@ -4,9 +4,8 @@ import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client } from '../support/http.js';
 import { journalOf, privateKeys } from '../support/runs.js';
-import { startTestService } from '../support/service.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { agentProject, SIGNING_KEY, stepEnd } from './support/harness.js';
+import { startAgentService, stepEnd } from './support/harness.js';
 import { McpHttpServer } from './support/mcpHttpServer.js';
 
 describe('Agent steps: completion mode and reserved exits', function () {
@@ -19,9 +18,7 @@ describe('Agent steps: completion mode and reserved exits', function () {
 
   before(async function () {
     this.timeout(60_000);
-    await fake.start();
-    await mcp.start();
-    service = await startTestService({ projectDir: agentProject(mcp.url), env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
+    service = await startAgentService(fake, mcp);
     token = (await bootstrapAdmin(service.url)).token;
     api = client(service.url, token);
   });

@@ -5,9 +5,8 @@ import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client } from '../support/http.js';
 import { journalOf, privateKeys } from '../support/runs.js';
-import { startTestService } from '../support/service.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { agentProject, SIGNING_KEY, stepEnd } from './support/harness.js';
+import { startAgentService, stepEnd } from './support/harness.js';
 import { McpHttpServer } from './support/mcpHttpServer.js';
 
 describe('MCP steps over stdio and Streamable HTTP', function () {
@@ -21,10 +20,8 @@ describe('MCP steps over stdio and Streamable HTTP', function () {
 
   before(async function () {
     this.timeout(60_000);
-    await fake.start();
-    await mcp.start();
-    projectDir = agentProject(mcp.url);
-    service = await startTestService({ projectDir, env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
+    service = await startAgentService(fake, mcp);
+    projectDir = service.kernel.settings.projectDir;
     token = (await bootstrapAdmin(service.url)).token;
     api = client(service.url, token);
   });

@@ -1,11 +1,10 @@
 // Who sees and decides an approval: approvals:decide, the step's required_group, never the requester when a group is required.
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
-import { bootstrapAdmin, call, type Admin } from '../support/http.js';
+import { call, type Admin } from '../support/http.js';
 import { waitForStatus } from '../support/runs.js';
-import { startTestService } from '../support/service.js';
 import { createUser, type SignedInUser } from '../support/users.js';
-import { FINANCE_ROLES, HITL_PROJECT, requestRefund, SIGNING_KEY } from './helpers.js';
+import { requestRefund, startApprovalService } from './helpers.js';
 
 describe('approvals: who may see and decide', function () {
   this.timeout(30_000);
@@ -28,9 +27,7 @@ describe('approvals: who may see and decide', function () {
 
   before(async function () {
     this.timeout(60_000);
-    service = await startTestService({ projectDir: HITL_PROJECT, env: { SVC_SIGNING_KEY: SIGNING_KEY } });
-    admin = await bootstrapAdmin(service.url);
-    fin = await createUser(service.url, admin.token, 'fin@example.com', FINANCE_ROLES);
+    ({ service, admin, fin } = await startApprovalService());
     decider = await createUser(service.url, admin.token, 'decider@example.com', { deciders: ['approvals:decide', 'refunds:request'] });
     clerk = await createUser(service.url, admin.token, 'clerk@example.com', { clerks: ['refunds:request'] });
   });

@@ -1,11 +1,10 @@
 // Aborting a run that waits on an approval cancels the approval, in the read model and to deciders.
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
-import { bootstrapAdmin, call, type Admin } from '../support/http.js';
+import { call, type Admin } from '../support/http.js';
 import { journalOf } from '../support/runs.js';
-import { startTestService } from '../support/service.js';
-import { createUser, type SignedInUser } from '../support/users.js';
-import { FINANCE_ROLES, HITL_PROJECT, requestRefund, SIGNING_KEY } from './helpers.js';
+import type { SignedInUser } from '../support/users.js';
+import { requestRefund, startApprovalService } from './helpers.js';
 
 describe('approvals: a run aborted while it waits', function () {
   this.timeout(30_000);
@@ -15,9 +14,7 @@ describe('approvals: a run aborted while it waits', function () {
 
   before(async function () {
     this.timeout(60_000);
-    service = await startTestService({ projectDir: HITL_PROJECT, env: { SVC_SIGNING_KEY: SIGNING_KEY } });
-    admin = await bootstrapAdmin(service.url);
-    fin = await createUser(service.url, admin.token, 'fin@example.com', FINANCE_ROLES);
+    ({ service, admin, fin } = await startApprovalService());
   });
   after(async () => {
     await service?.close();

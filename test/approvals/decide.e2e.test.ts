@@ -1,11 +1,10 @@
 // Deciding: the run continues from the next step with the values under output_key; form validation; the journal and export.
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
-import { bootstrapAdmin, call, type Admin } from '../support/http.js';
+import { call, type Admin } from '../support/http.js';
 import { journalOf, waitForStatus } from '../support/runs.js';
-import { startTestService } from '../support/service.js';
-import { createUser, type SignedInUser } from '../support/users.js';
-import { ABSENT_ID, FINANCE_ROLES, HITL_PROJECT, requestRefund, SIGNING_KEY } from './helpers.js';
+import type { SignedInUser } from '../support/users.js';
+import { ABSENT_ID, requestRefund, startApprovalService } from './helpers.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -20,9 +19,7 @@ describe('approvals: deciding', function () {
 
   before(async function () {
     this.timeout(60_000);
-    service = await startTestService({ projectDir: HITL_PROJECT, env: { SVC_SIGNING_KEY: SIGNING_KEY } });
-    admin = await bootstrapAdmin(service.url);
-    fin = await createUser(service.url, admin.token, 'fin@example.com', FINANCE_ROLES);
+    ({ service, admin, fin } = await startApprovalService());
   });
   after(async () => {
     await service?.close();

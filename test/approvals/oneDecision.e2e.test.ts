@@ -2,11 +2,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
-import { bootstrapAdmin, call, type Admin } from '../support/http.js';
+import { call, type Admin } from '../support/http.js';
 import { journalOf, waitForStatus } from '../support/runs.js';
-import { startTestService } from '../support/service.js';
-import { createUser, type SignedInUser } from '../support/users.js';
-import { FINANCE_ROLES, HITL_PROJECT, requestRefund, SIGNING_KEY } from './helpers.js';
+import type { SignedInUser } from '../support/users.js';
+import { requestRefund, startApprovalService } from './helpers.js';
 
 describe('approvals: exactly one decision wins', function () {
   this.timeout(30_000);
@@ -23,9 +22,7 @@ describe('approvals: exactly one decision wins', function () {
 
   before(async function () {
     this.timeout(60_000);
-    service = await startTestService({ projectDir: HITL_PROJECT, env: { SVC_SIGNING_KEY: SIGNING_KEY } });
-    admin = await bootstrapAdmin(service.url);
-    fin = await createUser(service.url, admin.token, 'fin@example.com', FINANCE_ROLES);
+    ({ service, admin, fin } = await startApprovalService());
   });
   after(async () => {
     await service?.close();

@@ -1,9 +1,13 @@
-// Shared pieces of the agent tests: the fixture project (copied, with the live MCP URL) and a step's
-// end in a journal.
+// Shared pieces of the agent tests: the fixture project (copied, with the live MCP URL) served against
+// the fake model and MCP server, and a step's end in a journal.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
+import type { Service } from '../../../src/main.js';
 import { copyProject } from '../../support/projects.js';
+import { startTestService } from '../../support/service.js';
+import type { FakeOpenAi } from './fakeOpenAi.js';
+import type { McpHttpServer } from './mcpHttpServer.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const FIXTURES = path.join(REPO, 'test/agents/fixtures');
@@ -38,6 +42,13 @@ export function agentProject(mcpUrl: string): string {
       '',
     ].join('\n'),
   });
+}
+
+/** Starts the fake model and the MCP server, then the agent project against them, in this process. */
+export async function startAgentService(fake: FakeOpenAi, mcp: McpHttpServer): Promise<Service> {
+  await fake.start();
+  await mcp.start();
+  return startTestService({ projectDir: agentProject(mcp.url), env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
 }
 
 /** The step_completed / step_failed of a step in a journal. */
