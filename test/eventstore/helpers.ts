@@ -1,12 +1,12 @@
 // Shared pieces of the event store tests: collecting a subscription, waiting, and a child-process appender.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Observable } from 'rxjs';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { EventStore, LogFollower, WakeUps, type RecordedEvent } from '../../src/eventstore/index.js';
 import { createLogger } from '../../src/kernel/logger.js';
+import { eventually } from '../support/http.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
@@ -20,11 +20,7 @@ export const DELIVERY_DEADLINE_MS = 15_000;
 
 /** Polls `check` every 20 ms until it answers true; fails after `timeoutMs` with `what`. */
 export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
+  if (!(await eventually(check, timeoutMs)).ok) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
 /** A running subscription that records what it receives. */
