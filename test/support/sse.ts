@@ -5,7 +5,7 @@ import { createParser, type EventSourceMessage, type EventSourceParser } from 'e
 export interface SseFrame {
   id?: string;
   event?: string;
-  /** The frame's data parsed as JSON; undefined when it is empty. */
+  /** The frame's data parsed as JSON; undefined when it is empty. `any`: tests read its fields unchecked. */
   data: any;
 }
 
