@@ -7,8 +7,9 @@ import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, client } from '../support/http.js';
 import { startTestService } from '../support/service.js';
+import { createUser } from '../support/users.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { createUser, FIXTURES, SIGNING_KEY } from './support/harness.js';
+import { FIXTURES, SIGNING_KEY } from './support/harness.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 const CAP = 512 * 1024;

@@ -1,11 +1,14 @@
 // Autonomous Agent steps: tools run one at a time and are journaled; tokens and progress events; the
 // streaming trigger's Agent frames; steer, pause/resume and abort mid-loop; tool approvals.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client } from '../support/http.js';
-import { startTestService } from '../support/service.js';
+import { journalOf, privateKeys, waitForEvent, waitForStatus } from '../support/runs.js';
+import { readSse } from '../support/sse.js';
+import { createUser } from '../support/users.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { agentProject, createUser, journalOf, privateKeys, readSse, SIGNING_KEY, sleep, stepEnd, waitForEvent, waitForStatus } from './support/harness.js';
+import { startAgentService } from './support/harness.js';
 import { McpHttpServer } from './support/mcpHttpServer.js';
 
 const PROGRESS_KEYS = ['type', 'iteration', 'tool_calls', 'tokens_used', 'tool', 'signal'];
@@ -20,9 +23,7 @@ describe('Agent steps: autonomous mode', function () {
 
   before(async function () {
     this.timeout(60_000);
-    await fake.start();
-    await mcp.start();
-    service = await startTestService({ projectDir: agentProject(mcp.url), env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
+    service = await startAgentService(fake, mcp);
     admin = await bootstrapAdmin(service.url);
     api = client(service.url, admin.token);
   });

@@ -3,9 +3,9 @@
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client } from '../support/http.js';
-import { startTestService } from '../support/service.js';
+import { journalOf, privateKeys } from '../support/runs.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { agentProject, journalOf, privateKeys, SIGNING_KEY, stepEnd } from './support/harness.js';
+import { startAgentService, stepEnd } from './support/harness.js';
 import { McpHttpServer } from './support/mcpHttpServer.js';
 
 describe('Agent steps: completion mode and reserved exits', function () {
@@ -18,9 +18,7 @@ describe('Agent steps: completion mode and reserved exits', function () {
 
   before(async function () {
     this.timeout(60_000);
-    await fake.start();
-    await mcp.start();
-    service = await startTestService({ projectDir: agentProject(mcp.url), env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
+    service = await startAgentService(fake, mcp);
     token = (await bootstrapAdmin(service.url)).token;
     api = client(service.url, token);
   });
@@ -133,9 +131,9 @@ describe('Agent steps: completion mode and reserved exits', function () {
       const run = await trigger('/api/agents/ask-quick', { question: key });
       const elapsed = Date.now() - started;
       expectExit(run, 'ask', 'error', /the model call failed: .*timed out/i);
-      // timeout × (max_retries + 1) = 2 s, plus the SDK's backoff (≤ 0.5 s) and some slack.
+      // timeout × (max_retries + 1) = 2 s: a lower bound, which load only makes safer.
       expect(elapsed, 'both attempts waited out their timeout').to.be.at.least(1900);
-      expect(elapsed, 'bounded by the timeout, not by the slow answer').to.be.below(5000);
+      // Bounded by the timeout, not by the slow answer: neither request had been answered when the run ended.
       const requests = fake.requestsFor(key);
       expect(requests.map((r) => [r.model, r.answered]), 'one request and one retry, neither answered').to.deep.equal([
         ['fake-model-quick', false],

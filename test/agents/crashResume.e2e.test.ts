@@ -8,10 +8,11 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call, eventually } from '../support/http.js';
+import { privateKeys } from '../support/runs.js';
+import { killAllServices, ServiceProcess } from '../support/serviceProcess.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { agentProject, privateKeys } from './support/harness.js';
+import { agentProject } from './support/harness.js';
 import { McpHttpServer } from './support/mcpHttpServer.js';
-import { killAllServices, ServiceProcess } from './support/serviceProcess.js';
 
 interface Row {
   position: number;
@@ -28,10 +29,18 @@ async function journalOf(db: pg.Pool, runId: string): Promise<Row[]> {
   return rows.map((r) => ({ position: Number(r.stream_position), type: r.type, step: r.data.agent_id, payload: r.data.payload }));
 }
 
+/** Where a process of these tests runs: its database, its project, and the fake model's URL. */
+interface Setup {
+  databaseUrl: string;
+  projectDir: string;
+  env: Record<string, string>;
+}
+
+const startOn = (setup: Setup) => ServiceProcess.start(setup.databaseUrl, setup.projectDir, setup.env);
 
 /** Starts another service on the same database and waits until it has ended the run. */
-async function finishOnSecondProcess(env: Record<string, string>, db: pg.Pool, runId: string): Promise<ServiceProcess> {
-  const second = await ServiceProcess.start(env);
+async function finishOnSecondProcess(setup: Setup, db: pg.Pool, runId: string): Promise<ServiceProcess> {
+  const second = await startOn(setup);
   const done = await eventually(async () => {
     const { rows } = await db.query<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]);
     return rows[0]?.status === 'completed' || rows[0]?.status === 'failed';
@@ -62,8 +71,8 @@ describe('agent crash-resume across processes', function () {
     const databaseUrl = await createTestDatabase();
     db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     pools.push(db);
-    const env = { DATABASE_URL: databaseUrl, SVC_PROJECT_DIR: agentProject(mcp.url), SVC_LLM_BASE_URL: fake.baseUrl };
-    const first = await ServiceProcess.start(env);
+    const setup = { databaseUrl, projectDir: agentProject(mcp.url), env: { SVC_LLM_BASE_URL: fake.baseUrl } };
+    const first = await startOn(setup);
     const { token } = await bootstrapAdmin(first.url);
 
     const key = 'crash-during-turn-two';
@@ -83,7 +92,7 @@ describe('agent crash-resume across processes', function () {
     expect(before.filter((e) => e.type === 'tool_result').map((e) => e.payload.call_id)).to.deep.equal(['call_once']);
     await first.kill();
 
-    const second = await finishOnSecondProcess(env, db, runId);
+    const second = await finishOnSecondProcess(setup, db, runId);
 
     const run = await call(second.url, 'GET', `/api/runs/${runId}`, { token });
     expect(run.status).to.equal(200);
@@ -117,8 +126,8 @@ describe('agent crash-resume across processes', function () {
     const projectDir = agentProject(mcp.url);
     const starts = path.join(projectDir, 'slow-lookup-starts.log');
     const startsSoFar = () => (existsSync(starts) ? readFileSync(starts, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { key: string; query: string }) : []);
-    const env = { DATABASE_URL: databaseUrl, SVC_PROJECT_DIR: projectDir, SVC_LLM_BASE_URL: fake.baseUrl };
-    const first = await ServiceProcess.start(env);
+    const setup = { databaseUrl, projectDir, env: { SVC_LLM_BASE_URL: fake.baseUrl } };
+    const first = await startOn(setup);
     const { token } = await bootstrapAdmin(first.url);
 
     const key = 'crash-during-tool';
@@ -139,7 +148,7 @@ describe('agent crash-resume across processes', function () {
     expect(before.filter((e) => e.type === 'tool_result')).to.have.length(0);
     await first.kill();
 
-    const second = await finishOnSecondProcess(env, db, runId);
+    const second = await finishOnSecondProcess(setup, db, runId);
     const run = await call(second.url, 'GET', `/api/runs/${runId}`, { token });
     expect(run.body.status, JSON.stringify(run.body)).to.equal('completed');
     expect(run.body.output).to.deep.equal({ answer: 'Looked it up after all.', slow_looked_up: { query: 'again' } });

@@ -4,9 +4,9 @@ import { realpathSync } from 'node:fs';
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client } from '../support/http.js';
-import { startTestService } from '../support/service.js';
+import { journalOf, privateKeys } from '../support/runs.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { agentProject, journalOf, privateKeys, SIGNING_KEY, stepEnd } from './support/harness.js';
+import { startAgentService, stepEnd } from './support/harness.js';
 import { McpHttpServer } from './support/mcpHttpServer.js';
 
 describe('MCP steps over stdio and Streamable HTTP', function () {
@@ -20,10 +20,8 @@ describe('MCP steps over stdio and Streamable HTTP', function () {
 
   before(async function () {
     this.timeout(60_000);
-    await fake.start();
-    await mcp.start();
-    projectDir = agentProject(mcp.url);
-    service = await startTestService({ projectDir, env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
+    service = await startAgentService(fake, mcp);
+    projectDir = service.kernel.settings.projectDir;
     token = (await bootstrapAdmin(service.url)).token;
     api = client(service.url, token);
   });
@@ -34,13 +32,11 @@ describe('MCP steps over stdio and Streamable HTTP', function () {
   });
 
   async function trigger(transport: string, input: Record<string, unknown>) {
-    const started = Date.now();
     const result = await api.post(`/api/agents/mcp-${transport}`, input);
-    const elapsedMs = Date.now() - started;
     expect(privateKeys(result.body), `the answer leaks engine-owned keys: ${JSON.stringify(result.body)}`).to.deep.equal([]);
     const journal = await journalOf(service.url, token, result.headers.get('x-svc-run-id')!);
     expect(privateKeys(journal), 'the journal as served leaks engine-owned keys').to.deep.equal([]);
-    return { ...result, elapsedMs, journal };
+    return { ...result, journal };
   }
 
   it('stdio: the server starts in the project folder, so project-relative arguments resolve', async () => {
@@ -71,8 +67,8 @@ describe('MCP steps over stdio and Streamable HTTP', function () {
       });
 
       it('a tool slower than timeout_ms ends the step with the error signal, quickly, without leaking _last_error', async () => {
+        // The tool sleeps a minute, longer than this test may take: an answer at all means timeout_ms (400) bounded the call.
         const run = await trigger(transport, { op: 'slow' });
-        expect(run.elapsedMs, 'timeout_ms (400) bounds the call, not the 4 s tool').to.be.lessThan(3500);
         expect(run.status, JSON.stringify(run.body)).to.equal(400);
         expect(run.body).to.include({ success: false, status_code: 400 });
         expect(run.body.error.message).to.match(/MCP sleep failed: .*time/i);

@@ -2,9 +2,10 @@
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, client } from '../support/http.js';
-import { startTestService } from '../support/service.js';
+import { journalOf, waitForStatus } from '../support/runs.js';
+import { createUser } from '../support/users.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { agentProject, createUser, journalOf, SIGNING_KEY, waitForStatus } from './support/harness.js';
+import { startAgentService } from './support/harness.js';
 import { McpHttpServer } from './support/mcpHttpServer.js';
 
 type User = { id: string; token: string };
@@ -34,9 +35,7 @@ describe('Agent tool approvals with required_group', function () {
 
   before(async function () {
     this.timeout(60_000);
-    await fake.start();
-    await mcp.start();
-    service = await startTestService({ projectDir: agentProject(mcp.url), env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
+    service = await startAgentService(fake, mcp);
     admin = await bootstrapAdmin(service.url);
     opsMember = await createUser(service.url, admin.token, 'ops-member@example.com', { ops: ['runs:read'] });
     opsDecider = await createUser(service.url, admin.token, 'ops-decider@example.com', { ops: ['runs:read'], deciders: ['approvals:decide'] });

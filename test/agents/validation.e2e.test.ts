@@ -5,8 +5,9 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { expect } from 'chai';
 import { ProjectError } from '../../src/main.js';
+import { copyProject } from '../support/projects.js';
 import { startTestService } from '../support/service.js';
-import { copyProject, FIXTURES, REPO, SIGNING_KEY } from './support/harness.js';
+import { FIXTURES, REPO, SIGNING_KEY } from './support/harness.js';
 
 const INVALID = path.join(FIXTURES, 'invalid');
 const UNPINNED = path.join(FIXTURES, 'unpinned');

@@ -1,41 +1,17 @@
-// Shared pieces of the API-surface tests: project folders, users with roles, headless Chromium.
+// Shared pieces of the API-surface tests: project folders, the dev-mode settings, headless Chromium.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { client, login } from '../support/http.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The example project npm start serves (read only here: toggles live in the database). */
 export const EXAMPLE_PROJECT = path.resolve(here, '..', '..');
 /** A fixture project with gated, failing, human-waiting and MCP-exported workflows and partial CRUD. */
 export const FIXTURE_PROJECT = path.join(here, 'fixtures', 'project');
-export const PASSWORD = 'api-surface-tests-password';
 export const DEV_KEY = 'ABCD-EFGH-IJKL-MNOP';
 export const DEV_ENV = { SVC_DEV_MODE: 'true', SVC_ALLOW_DEV_AUTH: 'true', SVC_DEV_API_KEY: DEV_KEY };
-
-/** Creates a user holding the given roles (role name -> scopes; a role is also a group); answers its id and token. */
-export async function createUser(baseUrl: string, adminToken: string, email: string, roles: Record<string, string[]>): Promise<{ id: string; token: string }> {
-  const admin = client(baseUrl, adminToken);
-  const created = await admin.post('/auth/admin/users', { email, password: PASSWORD });
-  expect(created.status, JSON.stringify(created.body)).to.equal(201);
-  const id = created.body.id as string;
-  const existing = (await admin.get('/auth/admin/roles')).body as { id: string; name: string }[];
-  for (const [name, scopes] of Object.entries(roles)) {
-    let roleId = existing.find((r) => r.name === name)?.id;
-    if (!roleId) {
-      const role = await admin.post('/auth/admin/roles', { name, scopes });
-      expect(role.status, JSON.stringify(role.body)).to.equal(201);
-      roleId = role.body.id as string;
-      existing.push({ id: roleId, name });
-    }
-    const assigned = await admin.post(`/auth/admin/users/${id}/roles/${roleId}`);
-    expect(assigned.status, JSON.stringify(assigned.body)).to.equal(200);
-  }
-  return { id, token: await login(baseUrl, email, PASSWORD) };
-}
 
 export const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];

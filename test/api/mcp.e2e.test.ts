@@ -4,11 +4,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
-import { bootstrapAdmin, call, client, type Admin } from '../support/http.js';
+import { bootstrapAdmin, call, client, withDeadline, type Admin } from '../support/http.js';
+import { journalOf } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { createUser, FIXTURE_PROJECT } from './helpers.js';
+import { createUser } from '../support/users.js';
+import { FIXTURE_PROJECT } from './helpers.js';
 
 const MCP_EXPORTED = ['broken', 'echo', 'grouped', 'review', 'scoped'];
+const SYNC_TIMEOUT_MS = 60_000;
+/** Generous, yet a fourth of the sync wait: an answer within it did not wait that out. */
+const ANSWER_DEADLINE_MS = 15_000;
 
 describe('MCP export at /mcp', () => {
   let service: Service;
@@ -37,8 +42,9 @@ describe('MCP export at /mcp', () => {
   const textOf = (result: any): any => JSON.parse((result.content as { type: string; text: string }[]).find((c) => c.type === 'text')!.text);
 
   before(async () => {
-    // A short sync wait: a run that does not finish in time answers as pending rather than hanging the call.
-    service = await startTestService({ projectDir: FIXTURE_PROJECT, env: { SVC_SYNC_TIMEOUT_MS: '8000' } });
+    // A sync wait longer than any call here may take: a call that answers came back because its run
+    // finished or began waiting, never because the wait ran out.
+    service = await startTestService({ projectDir: FIXTURE_PROJECT, env: { SVC_SYNC_TIMEOUT_MS: String(SYNC_TIMEOUT_MS) } });
     admin = await bootstrapAdmin(service.url);
     users.none = await createUser(service.url, admin.token, 'none@example.com', { nobody: ['runs:read'] });
     users.basic = await createUser(service.url, admin.token, 'basic@example.com', { mcp_basic: ['mcp:connect'] });
@@ -126,13 +132,9 @@ describe('MCP export at /mcp', () => {
     const theirs = await call(service.url, 'GET', '/api/runs', { token: users.special.token });
     expect((theirs.body as any[]).map((r) => r.id)).to.not.include(structured.run_id);
     // The journal records the trigger and the caller's identity.
-    const journal = await call(service.url, 'GET', `/api/runs/${structured.run_id}/events?follow=false`, { token: admin.token, headers: { accept: 'text/event-stream' } });
-    const started = String(journal.body)
-      .split('\n')
-      .filter((line) => line.startsWith('data: '))
-      .map((line) => JSON.parse(line.slice(6)))
-      .find((event) => event.type === 'run_started');
-    expect(started, String(journal.body)).to.be.an('object');
+    const journal = await journalOf(service.url, admin.token, structured.run_id);
+    const started = journal.find((event) => event.type === 'run_started');
+    expect(started, JSON.stringify(journal)).to.be.an('object');
     expect(started.payload.trigger).to.equal('mcp');
     expect(started.payload.principal.user_id).to.equal(users.basic.id);
   });
@@ -151,9 +153,11 @@ describe('MCP export at /mcp', () => {
 
   it('answers a run that waits for a human with its run id and status waiting_human', async () => {
     const mcp = await connect(users.basic.token);
-    const started = Date.now();
-    const result = await mcp.callTool({ name: 'review', arguments: { subject: 'new laptop' } });
-    expect(Date.now() - started, 'the call returned when the run began waiting, not at the sync timeout').to.be.below(6000);
+    const result = await withDeadline(
+      mcp.callTool({ name: 'review', arguments: { subject: 'new laptop' } }),
+      ANSWER_DEADLINE_MS,
+      'the call returned when the run began waiting, not at the sync timeout',
+    );
     expect(result.isError ?? false, JSON.stringify(result)).to.equal(false);
     const pending = result.structuredContent as { run_id: string; status: string; approval: any };
     expect(pending.status).to.equal('waiting_human');

@@ -5,7 +5,8 @@ import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call, client, expectError, expectUnauthenticated, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
-import { createUser, DEV_ENV, DEV_KEY, EXAMPLE_PROJECT, FIXTURE_PROJECT } from './helpers.js';
+import { createUser } from '../support/users.js';
+import { DEV_ENV, DEV_KEY, EXAMPLE_PROJECT, FIXTURE_PROJECT } from './helpers.js';
 
 describe('GET /registry', () => {
   let service: Service;

@@ -2,9 +2,11 @@
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call } from '../support/http.js';
+import { journalOf } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { FakeServer, journalOf, sendJson } from '../workflows/helpers.js';
-import { createUser, DEV_ENV, EXAMPLE_PROJECT } from './helpers.js';
+import { createUser } from '../support/users.js';
+import { FakeServer, sendJson } from '../workflows/helpers.js';
+import { DEV_ENV, EXAMPLE_PROJECT } from './helpers.js';
 
 describe('the example service_status workflow', function () {
   this.timeout(30_000);

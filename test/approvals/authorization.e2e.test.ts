@@ -1,20 +1,21 @@
 // Who sees and decides an approval: approvals:decide, the step's required_group, never the requester when a group is required.
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
-import { bootstrapAdmin, call, type Admin } from '../support/http.js';
-import { startTestService } from '../support/service.js';
-import { createUser, FINANCE_ROLES, HITL_PROJECT, requestRefund, SIGNING_KEY, waitForRun, type User } from './helpers.js';
+import { call, type Admin } from '../support/http.js';
+import { waitForStatus } from '../support/runs.js';
+import { createUser, type SignedInUser } from '../support/users.js';
+import { requestRefund, startApprovalService } from './helpers.js';
 
 describe('approvals: who may see and decide', function () {
   this.timeout(30_000);
   let service: Service;
   let admin: Admin;
   /** In the group `finance`, with approvals:decide. */
-  let fin: User;
+  let fin: SignedInUser;
   /** approvals:decide but not in `finance`. */
-  let decider: User;
+  let decider: SignedInUser;
   /** May request refunds, may not decide anything. */
-  let clerk: User;
+  let clerk: SignedInUser;
 
   const list = (token: string) => call(service.url, 'GET', '/api/approvals', { token });
   const listedIds = async (token: string): Promise<string[]> => {
@@ -26,9 +27,7 @@ describe('approvals: who may see and decide', function () {
 
   before(async function () {
     this.timeout(60_000);
-    service = await startTestService({ projectDir: HITL_PROJECT, env: { SVC_SIGNING_KEY: SIGNING_KEY } });
-    admin = await bootstrapAdmin(service.url);
-    fin = await createUser(service.url, admin.token, 'fin@example.com', FINANCE_ROLES);
+    ({ service, admin, fin } = await startApprovalService());
     decider = await createUser(service.url, admin.token, 'decider@example.com', { deciders: ['approvals:decide', 'refunds:request'] });
     clerk = await createUser(service.url, admin.token, 'clerk@example.com', { clerks: ['refunds:request'] });
   });
@@ -111,7 +110,7 @@ describe('approvals: who may see and decide', function () {
     const decided = await decide(admin.token, approvalId, { decision: 'approve', values: { refunded: 750 } });
     expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
     expect(decided.body).to.include({ decided_by: admin.userId });
-    const done = await waitForRun(service.url, fin.token, run.id, ['completed']);
+    const done = await waitForStatus(service.url, fin.token, run.id, ['completed']);
     expect(done.output).to.include({ order_id: 'R2', refunded: 750, approved_by: admin.userId });
   });
 
@@ -133,13 +132,13 @@ describe('approvals: who may see and decide', function () {
     // The requester decides their own request.
     const own = await decide(decider.token, firstId, { decision: 'approve', values: { granted_days: 3 } });
     expect(own.status, JSON.stringify(own.body)).to.equal(200);
-    const done = await waitForRun(service.url, decider.token, first.body.id, ['completed']);
+    const done = await waitForStatus(service.url, decider.token, first.body.id, ['completed']);
     expect(done.output).to.deep.equal({ decision: 'approve', values: { granted_days: 3 }, comment: null, decided_by: decider.id });
 
     // Another holder of approvals:decide, by step.
     const other = await call(service.url, 'POST', `/api/runs/${second.body.id}/human/ask`, { token: fin.token, json: { decision: 'reject', comment: 'too long' } });
     expect(other.status, JSON.stringify(other.body)).to.equal(200);
-    const rejected = await waitForRun(service.url, decider.token, second.body.id, ['completed']);
+    const rejected = await waitForStatus(service.url, decider.token, second.body.id, ['completed']);
     expect(rejected.output).to.deep.equal({ decision: 'reject', values: {}, comment: 'too long', decided_by: fin.id });
     expect(await listedIds(decider.token)).to.not.include(firstId);
     expect(await listedIds(decider.token)).to.not.include(secondId);

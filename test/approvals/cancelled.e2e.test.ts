@@ -1,21 +1,20 @@
 // Aborting a run that waits on an approval cancels the approval, in the read model and to deciders.
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
-import { bootstrapAdmin, call, type Admin } from '../support/http.js';
-import { startTestService } from '../support/service.js';
-import { createUser, FINANCE_ROLES, HITL_PROJECT, journalOf, requestRefund, SIGNING_KEY, type User } from './helpers.js';
+import { call, type Admin } from '../support/http.js';
+import { journalOf } from '../support/runs.js';
+import type { SignedInUser } from '../support/users.js';
+import { requestRefund, startApprovalService } from './helpers.js';
 
 describe('approvals: a run aborted while it waits', function () {
   this.timeout(30_000);
   let service: Service;
   let admin: Admin;
-  let fin: User;
+  let fin: SignedInUser;
 
   before(async function () {
     this.timeout(60_000);
-    service = await startTestService({ projectDir: HITL_PROJECT, env: { SVC_SIGNING_KEY: SIGNING_KEY } });
-    admin = await bootstrapAdmin(service.url);
-    fin = await createUser(service.url, admin.token, 'fin@example.com', FINANCE_ROLES);
+    ({ service, admin, fin } = await startApprovalService());
   });
   after(async () => {
     await service?.close();

@@ -3,8 +3,11 @@ import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call, type Admin } from '../support/http.js';
+import { journalOf, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { createUser, FINANCE_ROLES, HITL_PROJECT, journalOf, requestRefund, ServiceProcess, SIGNING_KEY, waitForRun, type User } from './helpers.js';
+import { ServiceProcess } from '../support/serviceProcess.js';
+import { createUser, type SignedInUser } from '../support/users.js';
+import { FINANCE_ROLES, HITL_PROJECT, requestRefund, SIGNING_KEY } from './helpers.js';
 
 describe('approvals across processes', function () {
   this.timeout(40_000);
@@ -14,12 +17,12 @@ describe('approvals across processes', function () {
   /** The in-process service on the same database. */
   let serviceB: Service;
   let admin: Admin;
-  let fin: User;
+  let fin: SignedInUser;
 
   before(async function () {
     this.timeout(90_000);
     databaseUrl = await createTestDatabase();
-    processA = await ServiceProcess.start(databaseUrl);
+    processA = await ServiceProcess.start(databaseUrl, HITL_PROJECT, { SVC_SIGNING_KEY: SIGNING_KEY });
     serviceB = await startTestService({ databaseUrl, projectDir: HITL_PROJECT, env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_RUN_CLAIM_INTERVAL_MS: '200' } });
     admin = await bootstrapAdmin(processA.url);
     fin = await createUser(processA.url, admin.token, 'fin@example.com', FINANCE_ROLES);
@@ -40,9 +43,9 @@ describe('approvals across processes', function () {
       json: { decision: 'approve', values: { refunded: 600 }, comment: 'from B' },
     });
     expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
-    const onA = await waitForRun(processA!.url, admin.token, run.id, ['completed']);
+    const onA = await waitForStatus(processA!.url, admin.token, run.id, ['completed']);
     expect(onA.output).to.deep.equal({ order_id: 'P1', refunded: 600, channel: null, approved_by: fin.id, comment: 'from B' });
-    const onB = await waitForRun(serviceB.url, admin.token, run.id, ['completed']);
+    const onB = await waitForStatus(serviceB.url, admin.token, run.id, ['completed']);
     expect(onB.output).to.deep.equal(onA.output);
     const journal = await journalOf(processA!.url, admin.token, run.id);
     expect(journal.filter((e) => e.type === 'approval_decided')).to.have.length(1);
@@ -54,7 +57,7 @@ describe('approvals across processes', function () {
     const run = await requestRefund(serviceB.url, admin.token, 'P2', 150);
     const decided = await call(processA!.url, 'POST', `/api/runs/${run.id}/human/review`, { token: fin.token, json: { decision: 'reject', comment: 'from A' } });
     expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
-    const done = await waitForRun(serviceB.url, admin.token, run.id, ['completed']);
+    const done = await waitForStatus(serviceB.url, admin.token, run.id, ['completed']);
     expect(done.output).to.deep.equal({ order_id: 'P2', decision: 'reject', rejected_by: fin.id });
   });
 
@@ -70,7 +73,7 @@ describe('approvals across processes', function () {
       json: { decision: 'approve', values: { refunded: 999, channel: 'voucher' } },
     });
     expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
-    const done = await waitForRun(serviceB.url, admin.token, run.id, ['completed'], 10_000);
+    const done = await waitForStatus(serviceB.url, admin.token, run.id, ['completed'], 10_000);
     expect(done.output).to.deep.equal({ order_id: 'P3', refunded: 999, channel: 'voucher', approved_by: fin.id, comment: null });
     const journal = await journalOf(serviceB.url, admin.token, run.id);
     expect(journal.map((e) => e.seq)).to.deep.equal(journal.map((_, i) => i + 1));

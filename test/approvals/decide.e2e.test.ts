@@ -1,9 +1,10 @@
 // Deciding: the run continues from the next step with the values under output_key; form validation; the journal and export.
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
-import { bootstrapAdmin, call, type Admin } from '../support/http.js';
-import { startTestService } from '../support/service.js';
-import { ABSENT_ID, createUser, FINANCE_ROLES, HITL_PROJECT, journalOf, requestRefund, SIGNING_KEY, waitForRun, type User } from './helpers.js';
+import { call, type Admin } from '../support/http.js';
+import { journalOf, waitForStatus } from '../support/runs.js';
+import type { SignedInUser } from '../support/users.js';
+import { ABSENT_ID, requestRefund, startApprovalService } from './helpers.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -11,16 +12,14 @@ describe('approvals: deciding', function () {
   this.timeout(30_000);
   let service: Service;
   let admin: Admin;
-  let fin: User;
+  let fin: SignedInUser;
 
   const decide = (approvalId: string, body: unknown, token = fin.token) => call(service.url, 'POST', `/api/approvals/${approvalId}`, { token, json: body });
   const runOf = (runId: string) => call(service.url, 'GET', `/api/runs/${runId}`, { token: admin.token });
 
   before(async function () {
     this.timeout(60_000);
-    service = await startTestService({ projectDir: HITL_PROJECT, env: { SVC_SIGNING_KEY: SIGNING_KEY } });
-    admin = await bootstrapAdmin(service.url);
-    fin = await createUser(service.url, admin.token, 'fin@example.com', FINANCE_ROLES);
+    ({ service, admin, fin } = await startApprovalService());
   });
   after(async () => {
     await service?.close();
@@ -45,7 +44,7 @@ describe('approvals: deciding', function () {
     expect(result.body.decided_at).to.match(ISO);
     expect(Date.parse(result.body.decided_at)).to.be.within(before - 5000, Date.now() + 5000);
 
-    const done = await waitForRun(service.url, admin.token, run.id, ['completed']);
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed']);
     expect(done.output).to.deep.equal({ order_id: 'D1', refunded: 450, channel: 'card', approved_by: fin.id, comment: 'checked' });
     expect(done.approval).to.equal(null);
     expect(done.current_step).to.equal('approved');
@@ -102,7 +101,7 @@ describe('approvals: deciding', function () {
     const result = await decide(run.approval.approval_id, { decision: 'reject', comment: 'not ours' });
     expect(result.status, JSON.stringify(result.body)).to.equal(200);
     expect(result.body).to.include({ status: 'decided', decision: 'reject', comment: 'not ours' });
-    const done = await waitForRun(service.url, admin.token, run.id, ['completed']);
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed']);
     expect(done.output).to.deep.equal({ order_id: 'D2', decision: 'reject', rejected_by: fin.id });
     expect(done.current_step).to.equal('rejected');
     const journal = await journalOf(service.url, admin.token, run.id);
@@ -123,7 +122,7 @@ describe('approvals: deciding', function () {
     const ok = await decide(approvalId, { decision: 'reject', values: { note: 'duplicate order' } });
     expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
     expect(ok.body.values).to.deep.equal({ note: 'duplicate order' });
-    await waitForRun(service.url, admin.token, run.id, ['completed']);
+    await waitForStatus(service.url, admin.token, run.id, ['completed']);
     const journal = await journalOf(service.url, admin.token, run.id);
     expect(journal.filter((e) => e.type === 'approval_decided').map((e) => e.payload.values)).to.deep.equal([{ note: 'duplicate order' }]);
   });
@@ -157,7 +156,7 @@ describe('approvals: deciding', function () {
 
     const ok = await decide(approvalId, { decision: 'approve', values: { refunded: 10.5, channel: 'voucher' } });
     expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
-    const done = await waitForRun(service.url, admin.token, run.id, ['completed']);
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed']);
     expect(done.output).to.deep.include({ refunded: 10.5, channel: 'voucher' });
   });
 
@@ -210,7 +209,7 @@ describe('approvals: deciding', function () {
     });
     expect(result.status, JSON.stringify(result.body)).to.equal(200);
     expect(result.body).to.include({ approval_id: run.approval.approval_id, run_id: run.id, status: 'decided', decision: 'approve', decided_by: fin.id, comment: 'by step' });
-    const done = await waitForRun(service.url, admin.token, run.id, ['completed']);
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed']);
     expect(done.output).to.deep.equal({ order_id: 'D6', refunded: 590, channel: null, approved_by: fin.id, comment: 'by step' });
     const again = await call(service.url, 'POST', `/api/runs/${run.id}/human/review`, { token: fin.token, json: { decision: 'reject' } });
     expect(again.status, JSON.stringify(again.body)).to.equal(409);
@@ -220,7 +219,7 @@ describe('approvals: deciding', function () {
     const run = await requestRefund(service.url, admin.token, 'D7', 200);
     const decided = await decide(run.approval.approval_id, { decision: 'approve', values: { refunded: 199 }, comment: 'audit me' });
     expect(decided.status).to.equal(200);
-    await waitForRun(service.url, admin.token, run.id, ['completed']);
+    await waitForStatus(service.url, admin.token, run.id, ['completed']);
     const exported = await call(service.url, 'GET', `/api/runs/${run.id}/export`, { token: admin.token });
     expect(exported.status, JSON.stringify(exported.body)).to.equal(200);
     expect(exported.body.format).to.equal('svc.run/v1');

@@ -1,13 +1,20 @@
 // Expiry: an undecided approval takes the `expired` route, also when no process ran at its moment; a late decision is 409.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
+import type { Clock } from '../../src/kernel/clock.js';
 import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';
-import { bootstrapAdmin, call, type Admin } from '../support/http.js';
+import { bootstrapAdmin, call, eventually, type Admin } from '../support/http.js';
+import { journalOf, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { HITL_PROJECT, journalOf, SIGNING_KEY, sleep, waitForRun } from './helpers.js';
+import { HITL_PROJECT, SIGNING_KEY } from './helpers.js';
 
 const ENV = { SVC_SIGNING_KEY: SIGNING_KEY, SVC_RUN_CLAIM_INTERVAL_MS: '100' };
+/** Generous: an expiry that has not happened within this is not coming. */
+const DEADLINE_MS = 20_000;
+/** expires_in_s of the `hold` workflow. */
+const HOLD_EXPIRY_MS = 30_000;
 
 /** Triggers the `quick` workflow (expires_in_s: 1); answers the 202 descriptor. */
 async function requestQuick(baseUrl: string, token: string, ticket: string): Promise<any> {
@@ -48,13 +55,11 @@ describe('approvals: expiry', function () {
 
   it('expires_in_s: 1 and no decision: the run takes the `expired` route within a few seconds; deciding it then is 409', async () => {
     const run = await requestQuick(service.url, admin.token, 'E1');
-    const requestedAt = Date.now();
     const listed = await call(service.url, 'GET', '/api/approvals', { token: admin.token });
     expect((listed.body as any[]).map((a) => a.approval_id)).to.include(run.approval.approval_id);
-    const done = await waitForRun(service.url, admin.token, run.id, ['completed', 'failed'], 5000);
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed', 'failed'], DEADLINE_MS);
     expect(done.status).to.equal('completed');
     expect(done.output).to.deep.equal({ ticket: 'E1', outcome: 'expired', decided_by: 'system:expiry' });
-    expect(Date.now() - requestedAt).to.be.below(5000);
     await expectExpiredJournal(service.url, admin.token, run);
 
     const late = await call(service.url, 'POST', `/api/approvals/${run.approval.approval_id}`, { token: admin.token, json: { decision: 'approve' } });
@@ -70,18 +75,45 @@ describe('approvals: expiry', function () {
     const run = await requestQuick(service.url, admin.token, 'E2');
     const decided = await call(service.url, 'POST', `/api/approvals/${run.approval.approval_id}`, { token: admin.token, json: { decision: 'approve' } });
     expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
-    const done = await waitForRun(service.url, admin.token, run.id, ['completed']);
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed']);
     expect(done.output).to.deep.equal({ ticket: 'E2', outcome: 'approve' });
-    await sleep(1500);
+    // An approval requested now falls due after E2's: once it has expired, a sweep ran that would have found E2.
+    const later = await requestQuick(service.url, admin.token, 'E2-later');
+    await waitForStatus(service.url, admin.token, later.id, ['completed'], DEADLINE_MS);
     const journal = await journalOf(service.url, admin.token, run.id);
     expect(journal.filter((e) => e.type === 'approval_decided').map((e) => e.payload.decision)).to.deep.equal(['approve']);
     expect(journal.at(-1).type).to.equal('run_completed');
   });
+});
 
-  it('approvals of aborted runs do not hold up the expiry of others (more than one sweep batch of them)', async function () {
-    this.timeout(40_000);
-    // 60 runs wait on `hold` (expires after 4 s); all are aborted before that.
-    const startedAt = Date.now();
+/** The wall clock, moved on by what a test asks: approvals fall due without the test waiting for them. */
+function shiftableClock(): Clock & { advance(ms: number): void } {
+  let offset = 0;
+  return {
+    now: () => new Date(Date.now() + offset),
+    advance: (ms) => {
+      offset += ms;
+    },
+  };
+}
+
+describe('approvals: expiry past the approvals of aborted runs', function () {
+  this.timeout(40_000);
+  const clock = shiftableClock();
+  let service: Service;
+  let admin: Admin;
+
+  before(async function () {
+    this.timeout(60_000);
+    service = await startTestService({ projectDir: HITL_PROJECT, env: ENV, clock });
+    admin = await bootstrapAdmin(service.url);
+  });
+  after(async () => {
+    await service?.close();
+  });
+
+  it('approvals of aborted runs do not hold up the expiry of others (more than one sweep batch of them)', async () => {
+    // 60 runs wait on `hold` (expires after 30 s: time enough to abort them all); all are aborted.
     const runs: any[] = [];
     for (let batch = 0; batch < 6; batch++) {
       const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => call(service.url, 'POST', '/api/hold', { token: admin.token, json: { n: batch * 10 + i } })));
@@ -90,11 +122,10 @@ describe('approvals: expiry', function () {
     }
     const aborted = await Promise.all(runs.map((run) => call(service.url, 'POST', `/api/runs/${run.id}/abort`, { token: admin.token, json: {} })));
     expect(aborted.map((a) => a.status)).to.deep.equal(runs.map(() => 200));
-    expect(Date.now() - startedAt, 'setting up took too long for this test to mean anything').to.be.below(3500);
     // Past their expiry, ask for a new approval that is due after them.
-    await sleep(Math.max(0, startedAt + 4500 - Date.now()));
+    clock.advance(HOLD_EXPIRY_MS);
     const run = await requestQuick(service.url, admin.token, 'E3');
-    const done = await waitForRun(service.url, admin.token, run.id, ['completed'], 6000);
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed'], DEADLINE_MS);
     expect(done.output).to.deep.include({ outcome: 'expired' });
     for (const aborted of runs.slice(0, 3)) {
       expect((await call(service.url, 'GET', `/api/runs/${aborted.id}`, { token: admin.token })).body.status).to.equal('aborted');
@@ -127,16 +158,19 @@ describe('approvals: expiry even if no process was running', function () {
     const due = await db.query<{ expires_at: Date }>('SELECT expires_at FROM svc_approvals WHERE approval_id = $1', [run.approval.approval_id]);
     expect(due.rows[0]!.expires_at.getTime()).to.be.above(stoppedAt);
 
-    await sleep(1800);
-    // Nobody ran: the run still waits, its approval is past due.
-    const { rows } = await db.query<{ status: string; expired: boolean }>(
-      `SELECT r.status, a.expires_at < now() AS expired FROM svc_runs r JOIN svc_approvals a ON a.run_id = r.id WHERE r.id = $1`,
-      [run.id],
-    );
-    expect(rows).to.deep.equal([{ status: 'waiting_human', expired: true }]);
+    // Nobody runs: the run still waits while its approval falls due.
+    const waiting = async () =>
+      (
+        await db.query<{ status: string; expired: boolean }>(
+          `SELECT r.status, a.expires_at < now() AS expired FROM svc_runs r JOIN svc_approvals a ON a.run_id = r.id WHERE r.id = $1`,
+          [run.id],
+        )
+      ).rows;
+    await eventually(async () => (await waiting())[0]?.expired === true, DEADLINE_MS);
+    expect(await waiting()).to.deep.equal([{ status: 'waiting_human', expired: true }]);
 
     second = await startTestService({ databaseUrl, projectDir: HITL_PROJECT, env: ENV });
-    const done = await waitForRun(second.url, admin.token, run.id, ['completed', 'failed'], 8000);
+    const done = await waitForStatus(second.url, admin.token, run.id, ['completed', 'failed'], DEADLINE_MS);
     expect(done.status).to.equal('completed');
     expect(done.output).to.deep.equal({ ticket: 'R1', outcome: 'expired', decided_by: 'system:expiry' });
     const decided = await expectExpiredJournal(second.url, admin.token, run);

@@ -1,15 +1,17 @@
 // Exactly one decision wins: concurrent decisions, a decision after the run finished, a decision after abort.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
-import { bootstrapAdmin, call, type Admin } from '../support/http.js';
-import { startTestService } from '../support/service.js';
-import { createUser, FINANCE_ROLES, HITL_PROJECT, journalOf, requestRefund, SIGNING_KEY, sleep, waitForRun, type User } from './helpers.js';
+import { call, type Admin } from '../support/http.js';
+import { journalOf, waitForStatus } from '../support/runs.js';
+import type { SignedInUser } from '../support/users.js';
+import { requestRefund, startApprovalService } from './helpers.js';
 
 describe('approvals: exactly one decision wins', function () {
   this.timeout(30_000);
   let service: Service;
   let admin: Admin;
-  let fin: User;
+  let fin: SignedInUser;
 
   const decide = (approvalId: string, body: unknown, token = fin.token) => call(service.url, 'POST', `/api/approvals/${approvalId}`, { token, json: body });
   const pendingIds = async (token: string): Promise<string[]> => {
@@ -20,9 +22,7 @@ describe('approvals: exactly one decision wins', function () {
 
   before(async function () {
     this.timeout(60_000);
-    service = await startTestService({ projectDir: HITL_PROJECT, env: { SVC_SIGNING_KEY: SIGNING_KEY } });
-    admin = await bootstrapAdmin(service.url);
-    fin = await createUser(service.url, admin.token, 'fin@example.com', FINANCE_ROLES);
+    ({ service, admin, fin } = await startApprovalService());
   });
   after(async () => {
     await service?.close();
@@ -48,7 +48,7 @@ describe('approvals: exactly one decision wins', function () {
     const winner = bodies[winnerIndex]!;
     expect(results[winnerIndex]!.body).to.include({ decision: winner.decision, comment: winner.comment, decided_by: fin.id });
 
-    const done = await waitForRun(service.url, admin.token, run.id, ['completed']);
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed']);
     if (winner.decision === 'approve') expect(done.output).to.deep.include({ refunded: (winner as { values: { refunded: number } }).values.refunded, comment: winner.comment });
     else expect(done.output).to.deep.include({ decision: 'reject', rejected_by: fin.id });
     const journal = await journalOf(service.url, admin.token, run.id);
@@ -65,7 +65,7 @@ describe('approvals: exactly one decision wins', function () {
     expect((await decide(approvalId, { decision: 'reject' })).status).to.equal(200);
     const second = await decide(approvalId, { decision: 'approve', values: { refunded: 1 } });
     expect(second.status, JSON.stringify(second.body)).to.equal(409);
-    await waitForRun(service.url, admin.token, run.id, ['completed']);
+    await waitForStatus(service.url, admin.token, run.id, ['completed']);
     const afterFinish = await decide(approvalId, { decision: 'reject' });
     expect(afterFinish.status, JSON.stringify(afterFinish.body)).to.equal(409);
     expect(afterFinish.body.code).to.equal('CONFLICT');
@@ -85,7 +85,7 @@ describe('approvals: exactly one decision wins', function () {
     const resumed = await call(service.url, 'POST', `/api/runs/${run.id}/resume`, { token: admin.token });
     expect(resumed.status, JSON.stringify(resumed.body)).to.equal(200);
     await sleep(300);
-    const waiting = await waitForRun(service.url, admin.token, run.id, ['waiting_human']);
+    const waiting = await waitForStatus(service.url, admin.token, run.id, ['waiting_human']);
     expect(waiting.approval).to.deep.equal(run.approval);
     const journal = await journalOf(service.url, admin.token, run.id);
     expect(journal.filter((e) => e.type === 'approval_requested'), 'the approval is asked for once').to.have.length(1);
@@ -94,7 +94,7 @@ describe('approvals: exactly one decision wins', function () {
 
     const decided = await decide(approvalId, { decision: 'approve', values: { refunded: 42 } });
     expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
-    const done = await waitForRun(service.url, admin.token, run.id, ['completed']);
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed']);
     expect(done.output).to.deep.include({ order_id: 'X4', refunded: 42 });
   });
 
@@ -107,7 +107,7 @@ describe('approvals: exactly one decision wins', function () {
     expect((await call(service.url, 'GET', `/api/runs/${run.id}`, { token: admin.token })).body.status).to.equal('paused');
     expect((await decide(run.approval.approval_id, { decision: 'approve', values: { refunded: 1 } })).status).to.equal(409);
     expect((await call(service.url, 'POST', `/api/runs/${run.id}/resume`, { token: admin.token })).status).to.equal(200);
-    const done = await waitForRun(service.url, admin.token, run.id, ['completed']);
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed']);
     expect(done.output).to.deep.equal({ order_id: 'X5', decision: 'reject', rejected_by: fin.id });
   });
 

@@ -2,7 +2,10 @@
 import { expect } from 'chai';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call, type Admin, type HttpResult } from '../support/http.js';
-import { createUser, FINANCE_ROLES, journalOf, requestRefund, ServiceProcess, waitForRun, type User } from './helpers.js';
+import { journalOf, waitForStatus } from '../support/runs.js';
+import { ServiceProcess } from '../support/serviceProcess.js';
+import { createUser, type SignedInUser } from '../support/users.js';
+import { FINANCE_ROLES, HITL_PROJECT, requestRefund } from './helpers.js';
 
 const ROUNDS = 5;
 
@@ -11,12 +14,12 @@ describe('approvals: concurrent decisions across processes', function () {
   let processA: ServiceProcess | undefined;
   let processB: ServiceProcess | undefined;
   let admin: Admin;
-  let fin: User;
+  let fin: SignedInUser;
 
   before(async function () {
     this.timeout(90_000);
     const databaseUrl = await createTestDatabase();
-    [processA, processB] = await Promise.all([ServiceProcess.start(databaseUrl), ServiceProcess.start(databaseUrl)]);
+    [processA, processB] = await Promise.all([ServiceProcess.start(databaseUrl, HITL_PROJECT), ServiceProcess.start(databaseUrl, HITL_PROJECT)]);
     admin = await bootstrapAdmin(processA.url);
     fin = await createUser(processA.url, admin.token, 'fin@example.com', FINANCE_ROLES);
   });
@@ -53,7 +56,7 @@ describe('approvals: concurrent decisions across processes', function () {
           ? { order_id: `RACE${round}`, refunded: 100 + round, channel: null, approved_by: fin.id, comment: `A${round}` }
           : { order_id: `RACE${round}`, decision: 'reject', rejected_by: fin.id };
       for (const service of [processA!, processB!]) {
-        const done = await waitForRun(service.url, admin.token, run.id, ['completed']);
+        const done = await waitForStatus(service.url, admin.token, run.id, ['completed']);
         expect(done.output, `round ${round} on ${service.url}`).to.deep.equal(expected);
       }
       const journal = await journalOf(processB!.url, admin.token, run.id);

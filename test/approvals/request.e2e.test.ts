@@ -2,8 +2,10 @@
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, type Admin } from '../support/http.js';
+import { journalOf, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { HITL_PROJECT, journalOf, readSse, requestRefund, SIGNING_KEY, UUID, waitForRun } from './helpers.js';
+import { readSse } from '../support/sse.js';
+import { HITL_PROJECT, requestRefund, SIGNING_KEY, UUID } from './helpers.js';
 
 const FORM = [
   { name: 'note', type: 'string' },
@@ -112,7 +114,7 @@ describe('approvals: a HumanInTheLoop step asks for a decision', function () {
     expect(result.status).to.equal(202);
     const descriptor = await requestRefund(service.url, admin.token, 'A4');
     expect(descriptor.approval.approval_id).to.match(UUID);
-    const run = await waitForRun(service.url, admin.token, result.body.id, ['waiting_human']);
+    const run = await waitForStatus(service.url, admin.token, result.body.id, ['waiting_human']);
     expect(run.approval.title).to.equal('Approve a refund');
     expect(run.approval.approval_id).to.not.equal(descriptor.approval.approval_id);
   });

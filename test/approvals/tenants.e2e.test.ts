@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
-import { createTenantUser, type TenantUser } from '../support/tenants.js';
+import { createUser, type SignedInUser } from '../support/users.js';
 import { ABSENT_ID, HITL_PROJECT, SIGNING_KEY } from './helpers.js';
 
 const DECIDERS = { deciders: ['approvals:decide'] };
@@ -13,16 +13,16 @@ describe('approvals: one tenant never reaches another tenant’s', function () {
   this.timeout(30_000);
   let service: Service;
   let root: Admin;
-  let t1Decider: TenantUser;
-  let t2Decider: TenantUser;
-  let t2Admin: TenantUser;
+  let t1Decider: SignedInUser;
+  let t2Decider: SignedInUser;
+  let t2Admin: SignedInUser;
 
   before(async () => {
     service = await startTestService({ projectDir: HITL_PROJECT, env: { SVC_TENANT_IDS: 't1,t2', SVC_SIGNING_KEY: SIGNING_KEY } });
     root = await bootstrapAdmin(service.url);
-    t1Decider = await createTenantUser(service.url, root.token, 'dee@t1.example', 't1', DECIDERS);
-    t2Decider = await createTenantUser(service.url, root.token, 'dan@t2.example', 't2', DECIDERS);
-    t2Admin = await createTenantUser(service.url, root.token, 'ada@t2.example', 't2', { t2_admins: ['iam:admin'] });
+    t1Decider = await createUser(service.url, root.token, 'dee@t1.example', DECIDERS, { tenant: 't1' });
+    t2Decider = await createUser(service.url, root.token, 'dan@t2.example', DECIDERS, { tenant: 't2' });
+    t2Admin = await createUser(service.url, root.token, 'ada@t2.example', { t2_admins: ['iam:admin'] }, { tenant: 't2' });
   });
   after(async () => {
     await service?.close();

@@ -7,11 +7,11 @@ import { artifactsProjection } from '../../src/artifacts/projection.js';
 import type { Service } from '../../src/main.js';
 import { rebuildProjection } from '../../src/projections/index.js';
 import { FakeOpenAi } from '../agents/support/fakeOpenAi.js';
-import { killAllServices, ServiceProcess } from '../durability/helpers.js';
 import { createTestDatabase, freePort } from '../support/db.js';
 import { bootstrapAdmin, client, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
-import { createTenantUser, type TenantUser } from '../support/tenants.js';
+import { killAllServices, ServiceProcess } from '../support/serviceProcess.js';
+import { createUser, type SignedInUser } from '../support/users.js';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const SIGNING_KEY = '7e'.repeat(32);
@@ -23,16 +23,16 @@ describe('artifacts: one tenant never sees another tenant’s uploads', function
   let databaseUrl: string;
   let service: Service;
   let admin: Admin;
-  let t1: TenantUser;
-  let t2: TenantUser;
-  const as = (user: TenantUser) => client(service.url, user.token);
+  let t1: SignedInUser;
+  let t2: SignedInUser;
+  const as = (user: SignedInUser) => client(service.url, user.token);
 
   before(async () => {
     databaseUrl = await createTestDatabase();
     service = await startTestService({ databaseUrl, projectDir: path.join(FIXTURES, 'shared'), env: TENANTS });
     admin = await bootstrapAdmin(service.url);
-    t1 = await createTenantUser(service.url, admin.token, 'ann@t1.example', 't1', ARTIFACT_ROLES);
-    t2 = await createTenantUser(service.url, admin.token, 'bob@t2.example', 't2', ARTIFACT_ROLES);
+    t1 = await createUser(service.url, admin.token, 'ann@t1.example', ARTIFACT_ROLES, { tenant: 't1' });
+    t2 = await createUser(service.url, admin.token, 'bob@t2.example', ARTIFACT_ROLES, { tenant: 't2' });
   });
   after(async () => {
     await killAllServices();

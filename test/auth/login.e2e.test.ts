@@ -18,6 +18,7 @@ import {
   type HttpResult,
 } from '../support/http.js';
 import { startTestService } from '../support/service.js';
+import { createUser } from '../support/users.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -94,11 +95,9 @@ describe('password login and tokens', () => {
 
   const adminApi = () => client(service.url, admin.token);
 
-  async function createUser(email: string, password: string, extra: Record<string, unknown> = {}): Promise<string> {
-    const created = await adminApi().post('/auth/admin/users', { email, password, ...extra });
-    expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    return created.body.id as string;
-  }
+  /** A user with this password (and more fields), not signed in: answers its id. */
+  const newUser = async (email: string, password: string, fields: Record<string, unknown> = {}): Promise<string> =>
+    (await createUser(service.url, admin.token, email, {}, { password, fields, signIn: false })).id;
 
   before(async () => {
     service = await startTestService();
@@ -109,10 +108,10 @@ describe('password login and tokens', () => {
     readerRoleId = reader.body.id;
     writerRoleId = writer.body.id;
     const [bobId, , , inactiveId] = await Promise.all([
-      createUser(bob.email, bob.password, { phone_number: bob.phone }),
-      createUser('long@example.com', password72),
-      createUser('straddle@example.com', straddling),
-      createUser('inactive@example.com', 'inactive-password'),
+      newUser(bob.email, bob.password, { phone_number: bob.phone }),
+      newUser('long@example.com', password72),
+      newUser('straddle@example.com', straddling),
+      newUser('inactive@example.com', 'inactive-password'),
     ]);
     bob.id = bobId!;
     expect((await adminApi().patch(`/auth/admin/users/${inactiveId}`, { is_active: false })).status).to.equal(200);

@@ -5,12 +5,17 @@ import { createGrpcWebTransport } from '@connectrpc/connect-web';
 import { expect } from 'chai';
 import { Execution } from '../../src/contract/gen/svc/v1/execution_pb.js';
 import type { Service } from '../../src/main.js';
-import { killAllServices, ServiceProcess, SIGNING_KEY } from '../durability/helpers.js';
 import { createTestDatabase } from '../support/db.js';
 import { expectStreamEnds, followRun, Gates, startHeldRun, steer, STREAMS_PROJECT } from '../support/heldRuns.js';
 import { bootstrapAdmin, call, client, eventually, expectUnauthenticated, login, type Admin } from '../support/http.js';
+import { waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { PASSWORD, SseReader, waitForStatus } from '../workflows/helpers.js';
+import { killAllServices, PROCESS_SIGNING_KEY, ServiceProcess } from '../support/serviceProcess.js';
+import { SseReader } from '../support/sse.js';
+import { createUser, USER_PASSWORD } from '../support/users.js';
+
+/** What every streaming user holds: `follower` to read runs and connect over MCP, `extra` to lose. */
+const ROLES = { follower: ['runs:read', 'mcp:connect'], extra: ['artifacts:read'] };
 
 describe('open streams end with their credentials', function () {
   this.timeout(60_000);
@@ -25,11 +30,8 @@ describe('open streams end with their credentials', function () {
   /** A new user holding `follower` (runs:read, mcp:connect) and `extra`, and a token of theirs. */
   async function newUser(baseUrl = local.url): Promise<{ id: string; email: string; token: string }> {
     const email = `streamer${++users}@example.com`;
-    const adminApi = client(local.url, admin.token);
-    const created = await adminApi.post('/auth/admin/users', { email, password: PASSWORD });
-    expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    for (const role of ['follower', 'extra']) expect((await adminApi.post(`/auth/admin/users/${created.body.id}/roles/${roleIds[role]}`)).status).to.equal(200);
-    return { id: created.body.id as string, email, token: await login(baseUrl, email, PASSWORD) };
+    const user = await createUser(local.url, admin.token, email, ROLES, { signIn: false });
+    return { ...user, token: await login(baseUrl, email, USER_PASSWORD) };
   }
 
   /** A held run of a new user, its stream open on `streamUrl` and replayed up to the `first` step. */
@@ -48,11 +50,11 @@ describe('open streams end with their credentials', function () {
 
   before(async () => {
     databaseUrl = await createTestDatabase();
-    local = await startTestService({ databaseUrl, projectDir: STREAMS_PROJECT, env: { SVC_SIGNING_KEY: SIGNING_KEY } });
+    local = await startTestService({ databaseUrl, projectDir: STREAMS_PROJECT, env: { SVC_SIGNING_KEY: PROCESS_SIGNING_KEY } });
     remote = await ServiceProcess.start(databaseUrl, STREAMS_PROJECT);
     admin = await bootstrapAdmin(local.url);
     const adminApi = client(local.url, admin.token);
-    for (const [name, scopes] of Object.entries({ follower: ['runs:read', 'mcp:connect'], extra: ['artifacts:read'] })) {
+    for (const [name, scopes] of Object.entries(ROLES)) {
       const role = await adminApi.post('/auth/admin/roles', { name, scopes });
       expect(role.status, JSON.stringify(role.body)).to.equal(201);
       roleIds[name] = role.body.id as string;
@@ -121,7 +123,7 @@ describe('open streams end with their credentials', function () {
     let shortLived: Service;
     before(async () => {
       // A second process on the same database whose tokens live 2 s (plus the 5 s of tolerated clock skew).
-      shortLived = await startTestService({ databaseUrl, projectDir: STREAMS_PROJECT, env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_TOKEN_TTL_SECONDS: '2' } });
+      shortLived = await startTestService({ databaseUrl, projectDir: STREAMS_PROJECT, env: { SVC_SIGNING_KEY: PROCESS_SIGNING_KEY, SVC_TOKEN_TTL_SECONDS: '2' } });
     });
     after(async () => {
       await shortLived?.close();

@@ -2,9 +2,9 @@
 import { expect } from 'chai';
 import { SvcAuth, SvcClient, SvcRequestError, SvcRunFailedError, SvcRunPendingError, type RunEvent, type StepFrame } from '../../src/client/index.js';
 import type { Service } from '../../src/main.js';
-import { createUser } from '../api/helpers.js';
 import { bootstrapAdmin, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
+import { createUser } from '../support/users.js';
 import { CLIENT_PROJECT } from './support/project.js';
 import { RecordingProxy } from './support/proxy.js';
 
@@ -269,10 +269,12 @@ describe('client library (svc/client) over loopback', function () {
       const pending = (await rejectionOf(client.execute('review', { payload: { subject: 'resume' } }))) as SvcRunPendingError;
       const id = pending.run.id;
       const seen: RunEvent[] = [];
-      proxy.cutNextEventStream(2);
+      proxy.holdNextEventStream(2);
       const following = (async () => {
         for await (const event of client.runs.events(id)) {
           seen.push(event);
+          // The connection drops once the client holds the two relayed events, none before.
+          if (seen.length === 2) proxy.dropHeldStream();
           if (seen.length === 3) await client.approvals.decide(pending.run.approval!.approval_id, { decision: 'approve', values: { note: 'go' } });
         }
       })();

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import type pg from 'pg';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, eventually } from '../support/http.js';
+import { killAllServices, ServiceProcess } from '../support/serviceProcess.js';
 import {
   attemptsOf,
   createSideEffectTables,
@@ -12,10 +13,7 @@ import {
   fireRun,
   journalOf,
   journalProblems,
-  killAllServices,
   openPool,
-  ServiceProcess,
-  sleep,
   waitForStatus,
   type Attempt,
 } from './helpers.js';

@@ -5,6 +5,7 @@
 // The cluster is a private one (stopping the shared server would break other tests).
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { expect } from 'chai';
 import pg from 'pg';
@@ -14,7 +15,8 @@ import { createPool, withDatabase } from '../../src/db/pool.js';
 import { createLogger } from '../../src/kernel/logger.js';
 import { freePort } from '../support/db.js';
 import { bootstrapAdmin, call, eventually } from '../support/http.js';
-import { FIXTURES, journalOf, journalProblems, killAllServices, ServiceProcess, sleep, waitForStatus } from './helpers.js';
+import { killAllServices, ServiceProcess } from '../support/serviceProcess.js';
+import { FIXTURES, journalOf, journalProblems, waitForStatus } from './helpers.js';
 
 const OUTAGE_PROJECT = path.join(FIXTURES, 'outage');
 /** Text of the failures underneath that no answer may carry. */

@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import type pg from 'pg';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, eventually } from '../support/http.js';
+import { CLAIM_INTERVAL_MS, killAllServices, LEASE_MS, ServiceProcess } from '../support/serviceProcess.js';
 import {
   attemptsOf,
   createSideEffectTables,
@@ -15,11 +16,7 @@ import {
   fireRun,
   journalOf,
   journalProblems,
-  killAllServices,
-  CLAIM_INTERVAL_MS,
-  LEASE_MS,
   openPool,
-  ServiceProcess,
   waitForStatus,
 } from './helpers.js';
 

@@ -7,6 +7,7 @@ import { LeaseLost, RunJournal, type JournalEntry } from '../../src/runs/engine/
 import { VersionConflictError } from '../../src/kernel/errors.js';
 import { newId } from '../../src/kernel/ids.js';
 import { createTestDatabase } from '../support/db.js';
+import { eventually } from '../support/http.js';
 
 const OWNER = 'journal-test';
 const LEASE_MS = 30_000;
@@ -99,7 +100,9 @@ describe('run journal: group commit', () => {
       await rival.query(`INSERT INTO events (stream_id, stream_type, stream_position, type, data, metadata) VALUES ($1, 'run', 1, 'paused', '{}', '{}')`, [`run-${contested}`]);
       const results = Promise.allSettled([journal.write(entry(first)), journal.write(entry(contested)), journal.write(entry(bystander))]);
       // The second commit waits on the rival's uncommitted position, then collides with it.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      const isWaiting = async () =>
+        (await pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rowCount! > 0;
+      expect((await eventually(isWaiting, 15_000)).ok, 'a commit waits on the rival').to.equal(true);
       await rival.query('COMMIT');
       const settled = await results;
       expect(settled.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);

@@ -15,8 +15,11 @@ import { forkedWorkflow } from '../../src/app/project.js';
 import { HITL_PROJECT } from '../approvals/helpers.js';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call, type Admin } from '../support/http.js';
+import { copyProject } from '../support/projects.js';
+import { waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { copyProject, openPool, REPLAY_PROJECT, runCli, SIGNING_KEY, type CliResult } from './helpers.js';
+import { PROCESS_SIGNING_KEY, runCli, type CliResult } from '../support/serviceProcess.js';
+import { openPool, REPLAY_PROJECT } from './helpers.js';
 
 const CLI_TIMEOUT_MS = 60_000;
 
@@ -84,7 +87,7 @@ describe('runs: export, import and replay through the CLI', function () {
   let exportFile: string;
 
   async function serve(databaseUrl: string, projectDir: string): Promise<Service> {
-    const service = await startTestService({ databaseUrl, projectDir, env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_RUN_CLAIM_INTERVAL_MS: '200' } });
+    const service = await startTestService({ databaseUrl, projectDir, env: { SVC_SIGNING_KEY: PROCESS_SIGNING_KEY, SVC_RUN_CLAIM_INTERVAL_MS: '200' } });
     services.push(service);
     return service;
   }
@@ -212,7 +215,7 @@ describe('runs: export, import and replay through the CLI', function () {
         json: { decision: 'approve', values: { granted_days: 2 } },
       });
       expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
-      const done = await waitForStatus(copy, copyAdmin.token, leaveRun.id, 'completed');
+      const done = await waitForStatus(copy.url, copyAdmin.token, leaveRun.id, ['completed'], 15_000);
       expect(done.output).to.deep.include({ decision: 'approve', values: { granted_days: 2 }, decided_by: copyAdmin.userId });
     });
 
@@ -222,7 +225,7 @@ describe('runs: export, import and replay through the CLI', function () {
         json: { decision: 'approve', values: { granted_days: 3 }, comment: 'enjoy' },
       });
       expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
-      await waitForStatus(hitl, hitlAdmin.token, leaveRun.id, 'completed');
+      await waitForStatus(hitl.url, hitlAdmin.token, leaveRun.id, ['completed'], 15_000);
 
       const replayed = await cli(['runs', 'replay', leaveRun.id], hitlUrl, HITL_PROJECT);
       expect(replayed.code, replayed.stderr).to.equal(0);
@@ -237,16 +240,6 @@ describe('runs: export, import and replay through the CLI', function () {
     });
   });
 });
-
-async function waitForStatus(service: Service, token: string, runId: string, status: string): Promise<Record<string, any>> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const run = await call(service.url, 'GET', `/api/runs/${runId}`, { token });
-    if (run.body?.status === status) return run.body;
-    if (Date.now() > deadline) expect.fail(`run ${runId} is not ${status}: ${JSON.stringify(run.body)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('replayRun: steps that are not re-executed', () => {
   const workflow = forkedWorkflow({

@@ -1,10 +1,11 @@
 // A multi-stream append commits whole or not at all, and stored events can never be changed.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { Kernel } from '../../src/main.js';
 import type { RecordedEvent } from '../../src/eventstore/index.js';
 import { VersionConflictError } from '../../src/kernel/errors.js';
 import { startTestKernel } from '../support/service.js';
-import { collect, positionsOf, sleep } from './helpers.js';
+import { collect, positionsOf } from './helpers.js';
 
 describe('event store: atomic multi-stream appends', () => {
   let kernel: Kernel;

@@ -15,9 +15,8 @@ try {
     expectedVersion: 'any',
     events: [{ type: 'ChildAppended', data: { pid: process.pid } }],
   });
-  const appendedAt = Date.now();
   const event = events[0]!;
-  process.stdout.write(`${JSON.stringify({ globalPosition: event.globalPosition, transactionId: event.transactionId, appendedAt })}\n`);
+  process.stdout.write(`${JSON.stringify({ globalPosition: event.globalPosition, transactionId: event.transactionId })}\n`);
 } finally {
   await kernel.close();
 }

@@ -1,5 +1,6 @@
 // A connection lost while a transaction holds it: the transaction fails (never the process), the
 // store goes on with fresh connections, and a COMMIT cut off in flight is reported as an unknown outcome.
+import { once } from 'node:events';
 import { expect } from 'chai';
 import pg from 'pg';
 import { CommitOutcomeUnknown, isConnectionLoss } from '../../src/db/connectionLoss.js';
@@ -54,9 +55,11 @@ describe('event store: a connection lost under a transaction', () => {
     const failure = await kernel.store
       .transact(async (tx) => {
         pid = (await tx.client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+        // 'end' follows the 'error' event; waiting for 'error' itself would add the very listener under test.
+        const ended = once(tx.client, 'end');
         await admin.query('SELECT pg_terminate_backend($1, 5000)', [pid]);
         // No query is in flight when the termination arrives: the client reports it as an 'error' event.
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await ended;
         await tx.client.query('SELECT 1');
       })
       .then(

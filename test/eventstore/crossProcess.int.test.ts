@@ -5,19 +5,14 @@ import { firstValueFrom, timeout } from 'rxjs';
 import { connectionConfig } from '../../src/db/pool.js';
 import { LOG_START, type WakeReason } from '../../src/eventstore/index.js';
 import { createTestDatabase } from '../support/db.js';
-import { appendInChildProcess, collect, startSlowPollNode, waitUntil, type Collector, type SlowPollNode } from './helpers.js';
-
-/** The kernel polls every 2 s; a NOTIFY-driven delivery must come well before that. */
-const DELIVERY_BOUND_MS = 1000;
-/** This side polls once a minute: a gated delivery within this came from the wake-up too. */
-const GATED_DELIVERY_BOUND_MS = 10_000;
+import { appendInChildProcess, collect, DELIVERY_DEADLINE_MS, startSlowPollNode, waitUntil, type Collector, type SlowPollNode } from './helpers.js';
 
 describe('event store: cross-process wake-ups', function () {
   // Each test spawns a Node process that compiles TypeScript and starts a kernel.
   this.timeout(30_000);
 
   let databaseUrl: string;
-  /** This process's side; its own poll is a minute away, so only a NOTIFY can deliver in time. */
+  /** This process's side; its own poll is a minute away, so only a NOTIFY can deliver within the deadline. */
   let node: SlowPollNode;
   let admin: pg.Client;
   let wakes: Collector<WakeReason>;
@@ -48,16 +43,14 @@ describe('event store: cross-process wake-ups', function () {
     const notifiesBefore = wakes.items.filter((w) => w === 'notify').length;
     try {
       const child = await appendInChildProcess(databaseUrl, streamId);
-      const [event] = await onStream.waitFor(1, 2 * DELIVERY_BOUND_MS);
+      const [event] = await onStream.waitFor(1, DELIVERY_DEADLINE_MS);
       expect(event).to.include({ streamId, streamPosition: 1, type: 'ChildAppended', globalPosition: child.globalPosition });
       expect(event!.transactionId).to.equal(child.transactionId);
-      const latency = onStream.receivedAt[0]! - child.appendedAt;
-      expect(latency, 'ms from the child append to delivery here').to.be.lessThan(DELIVERY_BOUND_MS);
 
       // The log replays earlier tests' events too, and the stream subscription (ungated) may hear of
       // the child's event before the gated tail: wait for that event itself. The tail waits for any
-      // transaction open on the (shared) server, so its bound is generous, yet far below the poll.
-      await waitUntil(async () => onLog.items.some((e) => e.streamId === streamId), GATED_DELIVERY_BOUND_MS, "the child's event in the global log");
+      // transaction open on the (shared) server.
+      await waitUntil(async () => onLog.items.some((e) => e.streamId === streamId), DELIVERY_DEADLINE_MS, "the child's event in the global log");
       expect(onLog.items.filter((e) => e.streamId === streamId).map((e) => e.globalPosition)).to.deep.equal([child.globalPosition]);
       expect(wakes.items.filter((w) => w === 'notify').length, 'NOTIFY wake-ups').to.be.greaterThan(notifiesBefore);
     } finally {
@@ -70,13 +63,13 @@ describe('event store: cross-process wake-ups', function () {
     expect(await listenBackends()).to.have.length(1);
     await expectDeliveredFromChild('child-1');
     // The child closed its kernel: its LISTEN connection goes, only ours is left.
-    await waitUntil(async () => (await listenBackends()).length === 1, 2000, "the child's LISTEN backend to go");
+    await waitUntil(async () => (await listenBackends()).length === 1, DELIVERY_DEADLINE_MS, "the child's LISTEN backend to go");
   });
 
   it('reconnects after the LISTEN backend is terminated, announces it, and still receives wake-ups', async () => {
     const [before, ...others] = await listenBackends();
     expect(others, 'only this process listens').to.deep.equal([]);
-    const reconnected = firstValueFrom(node.wakeUps.reconnected$.pipe(timeout(5000)));
+    const reconnected = firstValueFrom(node.wakeUps.reconnected$.pipe(timeout(DELIVERY_DEADLINE_MS)));
     const reconnectWakes = wakes.items.filter((w) => w === 'reconnect').length;
 
     const { rows } = await admin.query<{ terminated: boolean }>('SELECT pg_terminate_backend($1) AS terminated', [before]);
@@ -84,22 +77,20 @@ describe('event store: cross-process wake-ups', function () {
     await reconnected;
 
     // The terminated backend may take a moment to leave pg_stat_activity.
-    await waitUntil(async () => !(await listenBackends()).includes(before!), 2000, 'the old LISTEN backend to go');
+    await waitUntil(async () => !(await listenBackends()).includes(before!), DELIVERY_DEADLINE_MS, 'the old LISTEN backend to go');
     const after = await listenBackends();
     expect(after).to.have.length(1);
     expect(after[0]).to.not.equal(before);
     expect(wakes.items.filter((w) => w === 'reconnect').length, 'reconnect wake-ups').to.be.greaterThan(reconnectWakes);
 
     await expectDeliveredFromChild('child-2');
-    // The new connection also sends this process's NOTIFYs: another node hears our appends in time.
+    // The new connection also sends this process's NOTIFYs: another slow-poll node hears our appends.
     const other = await startSlowPollNode(databaseUrl);
     try {
       const onStream = collect(other.follower.subscribeToStream('parent-1'));
       await node.store.append({ streamId: 'parent-1', expectedVersion: 0, events: [{ type: 'ParentAppended', data: {} }] });
-      const appendedAt = Date.now();
-      const [event] = await onStream.waitFor(1, 2 * DELIVERY_BOUND_MS);
+      const [event] = await onStream.waitFor(1, DELIVERY_DEADLINE_MS);
       expect(event).to.include({ streamId: 'parent-1', type: 'ParentAppended' });
-      expect(onStream.receivedAt[0]! - appendedAt).to.be.lessThan(DELIVERY_BOUND_MS);
       onStream.stop();
     } finally {
       await other.close();

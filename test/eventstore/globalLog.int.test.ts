@@ -1,11 +1,12 @@
 // The global log behind the pg_snapshot_xmin gate: a transaction that commits late is never skipped.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import { connectionConfig } from '../../src/db/pool.js';
 import { LOG_START, compareCursors, cursorOf, type GlobalCursor, type RecordedEvent } from '../../src/eventstore/index.js';
 import type { Kernel } from '../../src/main.js';
 import { startTestKernel } from '../support/service.js';
-import { collect, sleep } from './helpers.js';
+import { collect, DELIVERY_DEADLINE_MS } from './helpers.js';
 
 /** A global reader as rebuilds and async projections run it: page after page from its own cursor. */
 class PagedReader {
@@ -147,7 +148,7 @@ describe('event store: global log and the snapshot gate', () => {
     const duringHold = collect(kernel.follower.subscribeToAll(start));
     // The stream subscription needs no gate (positions within a stream commit in order): it gets `later` now.
     const laterStream = collect(kernel.follower.subscribeToStream('later-4'));
-    await laterStream.waitFor(1, 2000);
+    await laterStream.waitFor(1, DELIVERY_DEADLINE_MS);
     await sleep(300);
     expect(fromBefore.items, 'subscribed before the hold').to.deep.equal([]);
     expect(duringHold.items, 'subscribed during the hold').to.deep.equal([]);
@@ -158,13 +159,13 @@ describe('event store: global log and the snapshot gate', () => {
       ['held-4', early.global_position],
       ['later-4', later.globalPosition],
     ];
-    expect(summary(await fromBefore.waitFor(2, 3500))).to.deep.equal(expected);
-    expect(summary(await duringHold.waitFor(2, 3500))).to.deep.equal(expected);
+    expect(summary(await fromBefore.waitFor(2, DELIVERY_DEADLINE_MS))).to.deep.equal(expected);
+    expect(summary(await duringHold.waitFor(2, DELIVERY_DEADLINE_MS))).to.deep.equal(expected);
 
     // And what comes next follows, once each.
     const next = await appendLater('next-4');
-    await fromBefore.waitFor(3, 2000);
-    await duringHold.waitFor(3, 2000);
+    await fromBefore.waitFor(3, DELIVERY_DEADLINE_MS);
+    await duringHold.waitFor(3, DELIVERY_DEADLINE_MS);
     await sleep(100);
     for (const collector of [fromBefore, duringHold]) {
       expect(summary(collector.items)).to.deep.equal([...expected, ['next-4', next.globalPosition]]);

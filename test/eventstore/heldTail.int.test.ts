@@ -2,15 +2,13 @@
 // anyway (one ungated read per wake-up for every followed stream), and the gated tail looks again by
 // itself, so a transaction that sends no NOTIFY (another database's, a lease renewal) does not
 // leave readers of the whole log waiting for the poll.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import { connectionConfig } from '../../src/db/pool.js';
 import { LOG_START, type RecordedEvent } from '../../src/eventstore/index.js';
 import { createTestDatabase } from '../support/db.js';
-import { collect, sleep, startSlowPollNode, type SlowPollNode } from './helpers.js';
-
-/** This node polls once a minute: a delivery within this came from the tail looking again. */
-const DELIVERY_BOUND_MS = 10_000;
+import { collect, DELIVERY_DEADLINE_MS, startSlowPollNode, type SlowPollNode } from './helpers.js';
 
 describe('event store: reading while the gate holds events back', () => {
   let node: SlowPollNode;
@@ -47,14 +45,14 @@ describe('event store: reading while the gate holds events back', () => {
     try {
       // Every subscription live (its replay done, a first event seen), and nothing of its own in flight.
       for (const streamId of streams) await writer.store.append({ streamId, expectedVersion: 0, events: [{ type: 'Seeded', data: {} }] });
-      await Promise.all(subscriptions.map((subscription) => subscription.waitFor(1, DELIVERY_BOUND_MS)));
+      await Promise.all(subscriptions.map((subscription) => subscription.waitFor(1, DELIVERY_DEADLINE_MS)));
       await sleep(300);
       reads.perSubscriber = 0;
       reads.batched = 0;
       await openBlocker();
       await writer.store.append({ streamId: 'followed-7', expectedVersion: 1, events: [{ type: 'PassedTheGate', data: {} }] });
       const followers = subscriptions.slice(70, 80);
-      await Promise.all(followers.map((follower) => follower.waitFor(2, DELIVERY_BOUND_MS)));
+      await Promise.all(followers.map((follower) => follower.waitFor(2, DELIVERY_DEADLINE_MS)));
       expect(followers.map((f) => f.items[1]!.type)).to.deep.equal(Array(10).fill('PassedTheGate'));
       expect(subscriptions.filter((s) => s.items.length > 1), 'only the followers of that stream').to.have.length(10);
       expect(reads.perSubscriber, 'reads of one subscriber').to.equal(0);
@@ -75,7 +73,7 @@ describe('event store: reading while the gate holds events back', () => {
       await sleep(300);
       expect(onLog.items, 'the gate held the event back').to.deep.equal([]);
       await blocker.query('COMMIT');
-      const [event] = await onLog.waitFor(1, DELIVERY_BOUND_MS);
+      const [event] = await onLog.waitFor(1, DELIVERY_DEADLINE_MS);
       expect(event!.globalPosition).to.equal(events[0]!.globalPosition);
     } finally {
       onLog.stop();

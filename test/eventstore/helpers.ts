@@ -6,27 +6,26 @@ import type { Observable } from 'rxjs';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { EventStore, LogFollower, WakeUps, type RecordedEvent } from '../../src/eventstore/index.js';
 import { createLogger } from '../../src/kernel/logger.js';
+import { eventually } from '../support/http.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+/**
+ * Generous: a delivery that has not come within this is not coming. Far below a slow-poll node's
+ * minute, so what such a node receives within it came from something else than its poll (a local
+ * commit, a wake-up, the tail looking again).
+ */
+export const DELIVERY_DEADLINE_MS = 15_000;
 
 /** Polls `check` every 20 ms until it answers true; fails after `timeoutMs` with `what`. */
 export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
+  if (!(await eventually(check, timeoutMs)).ok) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
-/** A running subscription that records what it receives and when. */
+/** A running subscription that records what it receives. */
 export interface Collector<T> {
   readonly items: T[];
-  readonly receivedAt: number[];
   /** Resolves once `count` items arrived; rejects after `timeoutMs` naming how many did. */
   waitFor(count: number, timeoutMs: number): Promise<T[]>;
   stop(): void;
@@ -34,13 +33,11 @@ export interface Collector<T> {
 
 export function collect<T>(source: Observable<T>): Collector<T> {
   const items: T[] = [];
-  const receivedAt: number[] = [];
   let failure: unknown;
   const waiters = new Set<() => void>();
   const subscription = source.subscribe({
     next: (item) => {
       items.push(item);
-      receivedAt.push(Date.now());
       waiters.forEach((wake) => wake());
     },
     error: (error: unknown) => {
@@ -50,7 +47,6 @@ export function collect<T>(source: Observable<T>): Collector<T> {
   });
   return {
     items,
-    receivedAt,
     waitFor(count, timeoutMs) {
       return new Promise<T[]>((resolve, reject) => {
         const check = (): void => {
@@ -129,8 +125,6 @@ export async function startSlowPollNode(databaseUrl: string): Promise<SlowPollNo
 export interface ChildAppend {
   globalPosition: number;
   transactionId: string;
-  /** Date.now() in the child right after the append call returned. */
-  appendedAt: number;
 }
 
 /**

@@ -11,12 +11,12 @@ import { withDatabase } from '../../src/db/pool.js';
 import { HORIZON_HELD_MESSAGE } from '../../src/eventstore/horizon.js';
 import { createLogger } from '../../src/kernel/logger.js';
 import type { Service } from '../../src/main.js';
-import { killAllServices, ServiceProcess, SIGNING_KEY } from '../durability/helpers.js';
 import { freePort } from '../support/db.js';
 import { expectStreamEnds, followRun, Gates, startHeldRun, steer, STREAMS_PROJECT } from '../support/heldRuns.js';
 import { bootstrapAdmin, call, client, eventually, expectUnauthenticated, login, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
-import { PASSWORD } from '../workflows/helpers.js';
+import { killAllServices, PROCESS_SIGNING_KEY, ServiceProcess } from '../support/serviceProcess.js';
+import { createUser, USER_PASSWORD } from '../support/users.js';
 
 /** Far below the 60 s the blocker would be held in production, far above what a delivery needs. */
 const DEADLINE_MS = 20_000;
@@ -40,13 +40,9 @@ describe('a long write transaction elsewhere on the cluster', function () {
   const eventsBehindGate = async () =>
     Number((await observer.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE transaction_id >= pg_snapshot_xmin(pg_current_snapshot())')).rows[0]!.n);
 
+  /** A user holding the `follower` role, not signed in yet. */
   async function newUser(email: string): Promise<string> {
-    const adminApi = client(a.url, admin.token);
-    const created = await adminApi.post('/auth/admin/users', { email, password: PASSWORD });
-    expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    const role = (await adminApi.get('/auth/admin/roles')).body.find((r: { name: string }) => r.name === 'follower');
-    expect((await adminApi.post(`/auth/admin/users/${created.body.id}/roles/${role.id}`)).status).to.equal(200);
-    return created.body.id as string;
+    return (await createUser(a.url, admin.token, email, { follower: [] }, { signIn: false })).id;
   }
 
   before(async () => {
@@ -60,7 +56,7 @@ describe('a long write transaction elsewhere on the cluster', function () {
     await setup.query('CREATE DATABASE elsewhere');
     await setup.end();
     databaseUrl = withDatabase(cluster.url, 'svc');
-    const env = { SVC_SIGNING_KEY: SIGNING_KEY, SVC_HORIZON_STALL_SECONDS: '1' };
+    const env = { SVC_SIGNING_KEY: PROCESS_SIGNING_KEY, SVC_HORIZON_STALL_SECONDS: '1' };
     a = await startTestService({ databaseUrl, projectDir: STREAMS_PROJECT, env });
     b = await ServiceProcess.start(databaseUrl, STREAMS_PROJECT, env);
     admin = await bootstrapAdmin(a.url);
@@ -81,10 +77,10 @@ describe('a long write transaction elsewhere on the cluster', function () {
 
   it('lets instance B follow, revoke and end sessions while it is open, and says degraded until it ends', async () => {
     await newUser('follower@example.com');
-    const streamToken = await login(a.url, 'follower@example.com', PASSWORD);
-    const loggedOutToken = await login(a.url, 'follower@example.com', PASSWORD);
+    const streamToken = await login(a.url, 'follower@example.com', USER_PASSWORD);
+    const loggedOutToken = await login(a.url, 'follower@example.com', USER_PASSWORD);
     const deactivatedId = await newUser('leaver@example.com');
-    const deactivatedToken = await login(a.url, 'leaver@example.com', PASSWORD);
+    const deactivatedToken = await login(a.url, 'leaver@example.com', USER_PASSWORD);
     const runId = await startHeldRun(a.url, streamToken, gates.next());
     const reader = await followRun(b.url, streamToken, runId);
     for (const url of [a.url, b.url]) expect(await health(url)).to.deep.include({ status: 'ok', horizon: { status: 'ok' } });

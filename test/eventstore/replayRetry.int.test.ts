@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { LOG_START } from '../../src/eventstore/index.js';
 import type { Kernel } from '../../src/main.js';
 import { startTestKernel } from '../support/service.js';
-import { collect } from './helpers.js';
+import { collect, DELIVERY_DEADLINE_MS } from './helpers.js';
 
 describe('event store: a failed replay of the global log', () => {
   let kernel: Kernel;
@@ -28,7 +28,7 @@ describe('event store: a failed replay of the global log', () => {
       const feed = collect(follower.subscribeToAll(LOG_START, ['retried']));
       // This append's wake-up is what retries the replay.
       await store.append({ streamId: 'retried-2', expectedVersion: 0, events: [{ type: 'After', data: {} }] });
-      const events = await feed.waitFor(2, 5000);
+      const events = await feed.waitFor(2, DELIVERY_DEADLINE_MS);
       feed.stop();
       expect(failures).to.be.at.least(2);
       expect(events.map((e) => `${e.streamId}:${e.type}`)).to.deep.equal(['retried-1:Before', 'retried-2:After']);

@@ -1,16 +1,14 @@
 // Subscriptions that start mid-log: replay then live, with writers in this and another kernel never pausing.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { LOG_START, cursorOf, type EventStore, type GlobalCursor, type RecordedEvent } from '../../src/eventstore/index.js';
 import type { Kernel } from '../../src/main.js';
 import { startTestKernel } from '../support/service.js';
-import { collect, positionsOf, range, sleep, startSlowPollNode, type SlowPollNode } from './helpers.js';
+import { collect, DELIVERY_DEADLINE_MS, positionsOf, range, startSlowPollNode, type SlowPollNode } from './helpers.js';
 
 interface Writer {
   store: EventStore;
 }
-
-/** Once the writers stop, the rest must arrive well before the (here one-minute) poll could help. */
-const CATCH_UP_MS = 1500;
 
 describe('event store: subscriptions while appends keep coming', () => {
   /** The subscriber's side: the kernel's wiring with a one-minute poll, so every delivery is a wake-up's. */
@@ -61,7 +59,7 @@ describe('event store: subscriptions while appends keep coming', () => {
     await writers;
     const total = 1500 + 300;
 
-    const received = await subscription.waitFor(total - 250, CATCH_UP_MS);
+    const received = await subscription.waitFor(total - 250, DELIVERY_DEADLINE_MS);
     await sleep(200);
     expect(positionsOf(received)).to.deep.equal(range(251, total));
     const stored = await local.store.readWholeStream(streamId);
@@ -78,7 +76,7 @@ describe('event store: subscriptions while appends keep coming', () => {
     expect(subscription.items).to.deep.equal([]);
     await remote.store.append({ streamId: 'fresh-1', expectedVersion: 0, events: [{ type: 'LiveWritten', data: { seq: 0 } }] });
     await local.store.append({ streamId: 'fresh-1', expectedVersion: 1, events: [{ type: 'LiveWritten', data: { seq: 1 } }] });
-    const received = await subscription.waitFor(2, 2000);
+    const received = await subscription.waitFor(2, DELIVERY_DEADLINE_MS);
     await sleep(100);
     expect(received.map((e) => [e.streamPosition, e.data.seq])).to.deep.equal([[1, 0], [2, 1]]);
     subscription.stop();
@@ -113,8 +111,8 @@ describe('event store: subscriptions while appends keep coming', () => {
     const expectedA = expected.filter((e) => e.streamType === 'mixa');
     expect(expected).to.have.length(1200 + 300 + 80);
     expect(expectedA).to.have.length(1200 + 100 + 75 + 40);
-    const received = await everything.waitFor(expected.length, CATCH_UP_MS);
-    const receivedA = await onlyA.waitFor(expectedA.length, CATCH_UP_MS);
+    const received = await everything.waitFor(expected.length, DELIVERY_DEADLINE_MS);
+    const receivedA = await onlyA.waitFor(expectedA.length, DELIVERY_DEADLINE_MS);
     await sleep(200);
     expect(summary(received)).to.deep.equal(summary(expected));
     expect(summary(receivedA)).to.deep.equal(summary(expectedA));

@@ -4,7 +4,7 @@ import { LOG_START, compareCursors, cursorOf, type RecordedEvent } from '../../s
 import { selectGlobalHead } from '../../src/eventstore/sql.js';
 import type { Kernel } from '../../src/main.js';
 import { startTestKernel } from '../support/service.js';
-import { collect } from './helpers.js';
+import { collect, DELIVERY_DEADLINE_MS } from './helpers.js';
 
 /** Transaction ids on both sides of every digit-count boundary up to 10^4, written in reverse order. */
 const XIDS = ['9', '10', '99', '100', '999', '1000', '9999', '10000'];
@@ -72,8 +72,8 @@ describe('event store: transaction id order across digit boundaries', () => {
     const all = collect(kernel.follower.subscribeToAll(LOG_START, [STREAM_TYPE]));
     const fromMiddle = collect(kernel.follower.subscribeToAll({ transactionId: '999', globalPosition: Number.MAX_SAFE_INTEGER }, [STREAM_TYPE]));
     try {
-      expect(xidsOf(await all.waitFor(XIDS.length, 5000))).to.deep.equal(XIDS);
-      expect(xidsOf(await fromMiddle.waitFor(3, 5000))).to.deep.equal(['1000', '9999', '10000']);
+      expect(xidsOf(await all.waitFor(XIDS.length, DELIVERY_DEADLINE_MS))).to.deep.equal(XIDS);
+      expect(xidsOf(await fromMiddle.waitFor(3, DELIVERY_DEADLINE_MS))).to.deep.equal(['1000', '9999', '10000']);
     } finally {
       all.stop();
       fromMiddle.stop();

@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client, expectError, expectUnauthenticated, payloadOf, requestToken, type Admin } from '../support/http.js';
+import { createUser } from '../support/users.js';
 import type { FakeProvider } from './support/fakeProvider.js';
 import { Browser, countUsers, eventsOfStream, eventsOfType, signIn, signInOk, startFakeProvider, startFederationService, usersWhere } from './support/harness.js';
 
@@ -26,9 +27,7 @@ describe('federated login: which account signs in', () => {
 
   const pool = () => service.kernel.pool;
   async function createPasswordUser(email: string): Promise<string> {
-    const created = await api.post('/auth/admin/users', { email, password: PASSWORD });
-    expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    return created.body.id as string;
+    return (await createUser(service.url, admin.token, email, {}, { password: PASSWORD, signIn: false })).id;
   }
 
   it('creates a new user keyed by (provider, subject), journaling UserCreated and UserSignedIn on its stream', async () => {

@@ -7,7 +7,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { expect } from 'chai';
 import { RunWorkflowRequestSchema, StepEventSchema, type StepEvent } from '../../src/contract/gen/svc/v1/execution_pb.js';
 import type { Service } from '../../src/main.js';
-import { bootstrapAdmin, type Admin } from '../support/http.js';
+import { bootstrapAdmin, withDeadline, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
 
 const PROJECT = fileURLToPath(new URL('../http/fixtures/hardening', import.meta.url));
@@ -66,19 +66,6 @@ function readAnswer(httpStatus: number, header: (name: string) => string | undef
   return answer;
 }
 
-/** Rejects when `promise` has not settled within the deadline: a hang fails the test instead of stalling it. */
-async function withinDeadline<T>(promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ANSWER_DEADLINE_MS} ms`)), ANSWER_DEADLINE_MS);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 describe('gRPC-Web request limits', function () {
   this.timeout(60_000);
   let service: Service;
@@ -93,7 +80,7 @@ describe('gRPC-Web request limits', function () {
   }
 
   async function send(body: Buffer, options: { token?: string | undefined; compressed?: boolean } = {}): Promise<GrpcWebAnswer> {
-    const response = await withinDeadline(fetch(`${service.url}${PATH}`, { method: 'POST', headers: headersOf(options), body }));
+    const response = await withDeadline(fetch(`${service.url}${PATH}`, { method: 'POST', headers: headersOf(options), body }), ANSWER_DEADLINE_MS, 'an answer');
     return readAnswer(response.status, (name) => response.headers.get(name) ?? undefined, Buffer.from(await response.arrayBuffer()));
   }
 
@@ -110,7 +97,7 @@ describe('gRPC-Web request limits', function () {
         });
       });
       request.write(start);
-      return await withinDeadline(answered);
+      return await withDeadline(answered, ANSWER_DEADLINE_MS, 'an answer');
     } finally {
       request.destroy();
     }

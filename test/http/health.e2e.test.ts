@@ -121,10 +121,12 @@ describe('GET /health when the database does not answer', () => {
 
   it('gives up after its timeout and answers 503 degraded', async () => {
     const started = Date.now();
+    // The server never answers: a response at all means the check gave up.
     const response = await fetch(`${http.url}/health`);
     const elapsed = Date.now() - started;
     expect(response.status).to.equal(503);
     expect(await response.json()).to.deep.include({ status: 'degraded', database: 'unreachable', version: '1.2.3' });
-    expect(elapsed).to.be.within(250, 2000);
+    // It waited its 300 ms timeout first: a lower bound, which load only makes safer.
+    expect(elapsed).to.be.at.least(250);
   });
 });

@@ -4,17 +4,15 @@ import { SESSION_ENDED_MESSAGE } from '../../src/iam/authenticator.js';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client, expectUnauthenticated, login, requestToken, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
+import { createUser } from '../support/users.js';
 
 describe('IAM races', () => {
   let service: Service;
   let admin: Admin;
   const adminApi = () => client(service.url, admin.token);
 
-  async function createUser(email: string, password: string): Promise<string> {
-    const created = await adminApi().post('/auth/admin/users', { email, password });
-    expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    return created.body.id as string;
-  }
+  /** A user with this password, not signed in: answers its id. */
+  const newUser = async (email: string, password: string): Promise<string> => (await createUser(service.url, admin.token, email, {}, { password, signIn: false })).id;
 
   async function createRole(name: string, scopes: string[] = ['runs:read']): Promise<string> {
     const created = await adminApi().post('/auth/admin/roles', { name, scopes });
@@ -31,7 +29,7 @@ describe('IAM races', () => {
   });
 
   it('refreshes one token once: of concurrent refreshes exactly one gets a new token', async () => {
-    await createUser('refresher@example.com', 'refresher-password');
+    await newUser('refresher@example.com', 'refresher-password');
     const token = await login(service.url, 'refresher@example.com', 'refresher-password');
     const answers = await Promise.all(Array.from({ length: 8 }, () => client(service.url, token).post('/auth/refresh')));
     const statuses = answers.map((a) => a.status).sort();
@@ -42,7 +40,7 @@ describe('IAM races', () => {
   });
 
   it('deleting a role while it is being assigned leaves no user holding the deleted role', async () => {
-    const userIds = await Promise.all(Array.from({ length: 6 }, (_, i) => createUser(`holder${i}@example.com`, 'holder-password')));
+    const userIds = await Promise.all(Array.from({ length: 6 }, (_, i) => newUser(`holder${i}@example.com`, 'holder-password')));
     for (let round = 0; round < 4; round++) {
       const roleId = await createRole(`contested-${round}`);
       const answers = await Promise.all([
@@ -64,7 +62,7 @@ describe('IAM races', () => {
   it('a login racing a deactivation never yields a token that outlives it', async () => {
     for (let round = 0; round < 6; round++) {
       const email = `racer${round}@example.com`;
-      const userId = await createUser(email, 'racer-password');
+      const userId = await newUser(email, 'racer-password');
       const [loginAnswer, patched] = await Promise.all([
         requestToken(service.url, email, 'racer-password'),
         // Let the login read the account first, so the deactivation lands while bcrypt runs.

@@ -8,6 +8,7 @@ import { rebuildProjection } from '../../src/projections/index.js';
 import type { RowProjection } from '../../src/projections/types.js';
 import { bootstrapAdmin, client, login, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
+import { createUser } from '../support/users.js';
 
 const quote = (name: string) => `"${name}"`;
 
@@ -23,8 +24,8 @@ describe('IAM projections: rebuild after a realistic history', function () {
     expect(answer.status, JSON.stringify(answer.body)).to.equal(status);
     return answer.body;
   };
-  const createUser = async (name: string, extra: Record<string, unknown> = {}) => {
-    ids[name] = (await ok(api().post('/auth/admin/users', { email: `${name}@example.com`, password: `${name}-password-1`, ...extra }), 201)).id;
+  const newUser = async (name: string, fields: Record<string, unknown> = {}) => {
+    ids[name] = (await createUser(service.url, admin.token, `${name}@example.com`, {}, { password: `${name}-password-1`, fields, signIn: false })).id;
   };
   const createRole = async (name: string, scopes: string[]) => {
     ids[name] = (await ok(api().post('/auth/admin/roles', { name, description: `the ${name} role`, scopes }), 201)).id;
@@ -56,12 +57,12 @@ describe('IAM projections: rebuild after a realistic history', function () {
       createRole('empty', []),
     ]);
     await Promise.all([
-      createUser('amy', { phone_number: '+15550001' }),
-      createUser('ben'),
-      createUser('cat', { phone_number: '+15550003' }),
-      createUser('dan'),
-      createUser('eve'),
-      createUser('fay', { phone_number: '+15550006' }),
+      newUser('amy', { phone_number: '+15550001' }),
+      newUser('ben'),
+      newUser('cat', { phone_number: '+15550003' }),
+      newUser('dan'),
+      newUser('eve'),
+      newUser('fay', { phone_number: '+15550006' }),
     ]);
     // Concurrent assignments: RoleAssigned on the user, RoleHolderAdded on the role, in interleaved transactions.
     await Promise.all([
@@ -167,7 +168,7 @@ describe('IAM projections: rebuild after a realistic history', function () {
 
   it('keeps applying new events inline to the rebuilt tables', async () => {
     const previous = Object.fromEntries(await Promise.all(iamProjections.map(async (p) => [p.table, await tableJson(p)] as const)));
-    await createUser('hal');
+    await newUser('hal');
     await assign('hal', 'writer');
     await logout(await signIn('hal'));
     await ok(api().patch(`/auth/admin/users/${ids.hal}`, { is_active: false }));

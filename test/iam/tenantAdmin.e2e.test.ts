@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, client, expectError, login, payloadOf, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
-import { createTenantUser, roleId, TENANT_PASSWORD, type TenantUser } from '../support/tenants.js';
+import { createUser, roleId, USER_PASSWORD, type SignedInUser } from '../support/users.js';
 import { ENGINE_PROJECT, SIGNING_KEY } from '../workflows/helpers.js';
 
 const DEPLOYMENT_ONLY = /deployment admin/;
@@ -16,9 +16,9 @@ describe('IAM in a multi-tenant deployment: tenant admins and deployment admins'
   /** The bootstrap user: tenant t1, superadmin, so a deployment admin. */
   let root: Admin;
   /** iam:admin through the role tenant_admin, tenant t1: a tenant admin. */
-  let ta1: TenantUser;
-  let t1User: TenantUser;
-  let t2User: TenantUser;
+  let ta1: SignedInUser;
+  let t1User: SignedInUser;
+  let t2User: SignedInUser;
   let t2Run: string;
   let superadminRole: string;
   let runnerRole: string;
@@ -30,9 +30,9 @@ describe('IAM in a multi-tenant deployment: tenant admins and deployment admins'
   before(async () => {
     service = await startTestService({ projectDir: ENGINE_PROJECT, env: { SVC_TENANT_IDS: 't1,t2', SVC_SIGNING_KEY: SIGNING_KEY } });
     root = await bootstrapAdmin(service.url);
-    ta1 = await createTenantUser(service.url, root.token, 'ta1@t1.example', 't1', { tenant_admin: ['iam:admin'] });
-    t1User = await createTenantUser(service.url, root.token, 'una@t1.example', 't1');
-    t2User = await createTenantUser(service.url, root.token, 'tom@t2.example', 't2', { runner: ['runs:read'] });
+    ta1 = await createUser(service.url, root.token, 'ta1@t1.example', { tenant_admin: ['iam:admin'] }, { tenant: 't1' });
+    t1User = await createUser(service.url, root.token, 'una@t1.example', {}, { tenant: 't1' });
+    t2User = await createUser(service.url, root.token, 'tom@t2.example', { runner: ['runs:read'] }, { tenant: 't2' });
     superadminRole = await roleId(service.url, root.token, 'superadmin');
     runnerRole = await roleId(service.url, root.token, 'runner');
     const run = await call(service.url, 'POST', '/api/wf/route', { token: t2User.token, json: { want: 'jump' } });
@@ -44,20 +44,20 @@ describe('IAM in a multi-tenant deployment: tenant admins and deployment admins'
   });
 
   it('the escape of issue 15: a t1 tenant admin can neither place a user in t2 nor make anyone superadmin', async () => {
-    const inT2 = await asTa1().post('/auth/admin/users', { email: 'mallory@t2.example', password: TENANT_PASSWORD, tenant: 't2' });
+    const inT2 = await asTa1().post('/auth/admin/users', { email: 'mallory@t2.example', password: USER_PASSWORD, tenant: 't2' });
     expectError(inT2, 403, 'PERMISSION_DENIED');
     expect(inT2.body.detail).to.match(/tenant t1/);
     expect(await emailsListedFor(root.token), 'nothing was created').to.not.include('mallory@t2.example');
 
-    const own = await asTa1().post('/auth/admin/users', { email: 'mallory@t1.example', password: TENANT_PASSWORD });
+    const own = await asTa1().post('/auth/admin/users', { email: 'mallory@t1.example', password: USER_PASSWORD });
     expect(own.status, JSON.stringify(own.body)).to.equal(201);
     expect(own.body.tenant, 'a tenant admin creates users in its own tenant').to.equal('t1');
-    expect((await asTa1().post('/auth/admin/users', { email: 'mallory2@t1.example', password: TENANT_PASSWORD, tenant: 't1' })).status).to.equal(201);
+    expect((await asTa1().post('/auth/admin/users', { email: 'mallory2@t1.example', password: USER_PASSWORD, tenant: 't1' })).status).to.equal(201);
     const promoted = await asTa1().post(`/auth/admin/users/${own.body.id}/roles/${superadminRole}`);
     expectError(promoted, 403, 'PERMISSION_DENIED');
     expect(promoted.body.detail).to.match(/superadmin/).and.match(DEPLOYMENT_ONLY);
 
-    const token = await login(service.url, 'mallory@t1.example', TENANT_PASSWORD);
+    const token = await login(service.url, 'mallory@t1.example', USER_PASSWORD);
     expect(payloadOf(token)).to.include({ tenant: 't1' });
     expect(payloadOf(token).groups).to.deep.equal([]);
     expect((await call(service.url, 'GET', `/api/runs/${t2Run}`, { token })).status).to.equal(404);
@@ -100,7 +100,7 @@ describe('IAM in a multi-tenant deployment: tenant admins and deployment admins'
     expect((await asTa1().delete(`/auth/admin/users/${id}/roles/${runnerRole}`)).status).to.equal(200);
     expectError(await asTa1().delete(`/auth/admin/users/${id}/roles/${superadminRole}`), 403, 'PERMISSION_DENIED');
     expect((await asTa1().get('/auth/admin/roles')).status, 'it may list roles').to.equal(200);
-    const doomed = await asTa1().post('/auth/admin/users', { email: 'temp@t1.example', password: TENANT_PASSWORD });
+    const doomed = await asTa1().post('/auth/admin/users', { email: 'temp@t1.example', password: USER_PASSWORD });
     expect((await asTa1().delete(`/auth/admin/users/${doomed.body.id}`)).status).to.equal(204);
   });
 
@@ -133,7 +133,7 @@ describe('IAM in a multi-tenant deployment: tenant admins and deployment admins'
   });
 
   it('a deployment admin administers every tenant: users anywhere, superadmin, roles, deployment settings', async () => {
-    const inT2 = await asRoot().post('/auth/admin/users', { email: 'ops@t2.example', password: TENANT_PASSWORD, tenant: 't2' });
+    const inT2 = await asRoot().post('/auth/admin/users', { email: 'ops@t2.example', password: USER_PASSWORD, tenant: 't2' });
     expect(inT2.status, JSON.stringify(inT2.body)).to.equal(201);
     expect(inT2.body.tenant).to.equal('t2');
     expect((await asRoot().post(`/auth/admin/users/${inT2.body.id}/roles/${superadminRole}`)).status).to.equal(200);
@@ -143,7 +143,7 @@ describe('IAM in a multi-tenant deployment: tenant admins and deployment admins'
     expect((await asRoot().delete(`/auth/admin/roles/${role.body.id}`)).status).to.equal(204);
     for (const path of ['/auth/admin/federation', '/admin/workflows', '/admin/scopes', '/registry']) expect((await asRoot().get(path)).status, path).to.equal(200);
     // The new superadmin of t2 is a deployment admin too, though it reads t2's data only.
-    const t2Root = await login(service.url, 'ops@t2.example', TENANT_PASSWORD);
+    const t2Root = await login(service.url, 'ops@t2.example', USER_PASSWORD);
     expect((await client(service.url, t2Root).get('/admin/scopes')).status).to.equal(200);
     expect((await client(service.url, t2Root).get(`/api/runs/${t2Run}`)).status).to.equal(200);
   });
@@ -168,7 +168,7 @@ describe('IAM without SVC_TENANT_IDS: every iam:admin administers everything (un
     expect(role.status, JSON.stringify(role.body)).to.equal(201);
     expect((await api.patch(`/auth/admin/roles/${role.body.id}/scopes`, { add: ['iam:admin'] })).status).to.equal(200);
     expect((await api.get(`/auth/admin/users/${root.userId}`)).status).to.equal(200);
-    const created = await api.post('/auth/admin/users', { email: 'new@example.com', password: TENANT_PASSWORD });
+    const created = await api.post('/auth/admin/users', { email: 'new@example.com', password: USER_PASSWORD });
     expect((await api.post(`/auth/admin/users/${created.body.id}/roles/${await roleId(service.url, root.token, 'superadmin')}`)).status).to.equal(200);
     for (const path of ['/auth/admin/federation', '/admin/workflows', '/admin/scopes', '/registry']) expect((await api.get(path)).status, path).to.equal(200);
   });
@@ -176,8 +176,8 @@ describe('IAM without SVC_TENANT_IDS: every iam:admin administers everything (un
 
 /** A user holding only the role `ops` (scope iam:admin), signed in. */
 async function signInAsOps(baseUrl: string, rootToken: string): Promise<string> {
-  const created = await client(baseUrl, rootToken).post('/auth/admin/users', { email: 'ops@example.com', password: TENANT_PASSWORD });
+  const created = await client(baseUrl, rootToken).post('/auth/admin/users', { email: 'ops@example.com', password: USER_PASSWORD });
   expect(created.status, JSON.stringify(created.body)).to.equal(201);
   expect((await client(baseUrl, rootToken).post(`/auth/admin/users/${created.body.id}/roles/${await roleId(baseUrl, rootToken, 'ops', ['iam:admin'])}`)).status).to.equal(200);
-  return login(baseUrl, 'ops@example.com', TENANT_PASSWORD);
+  return login(baseUrl, 'ops@example.com', USER_PASSWORD);
 }

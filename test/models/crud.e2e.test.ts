@@ -2,9 +2,10 @@
 import { expect } from 'chai';
 import { toAppError } from '../../src/http/errors.js';
 import type { Service } from '../../src/main.js';
-import { bootstrapAdmin, call, client, expectError, expectUnauthenticated, type HttpResult } from '../support/http.js';
+import { bootstrapAdmin, client, expectError, expectUnauthenticated, type HttpResult } from '../support/http.js';
 import { startTestService } from '../support/service.js';
-import { ABSENT_ID, copyFixture, UserFactory, UUID } from './helpers.js';
+import { createUser, roleId } from '../support/users.js';
+import { ABSENT_ID, copyFixture, grantRole, UUID } from './helpers.js';
 
 type Operation = 'list' | 'read' | 'create' | 'update' | 'delete';
 const OPERATIONS: Operation[] = ['list', 'read', 'create', 'update', 'delete'];
@@ -13,7 +14,6 @@ const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}(
 describe('model CRUD under /models/{model}/', () => {
   let service: Service;
   let adminToken: string;
-  let users: UserFactory;
   const people: Record<string, { id: string; token: string }> = {};
   const admin = () => client(service.url, adminToken);
 
@@ -22,7 +22,6 @@ describe('model CRUD under /models/{model}/', () => {
     // A private copy: the 403 fork attempt below must not be able to write into the fixture.
     service = await startTestService({ projectDir: copyFixture('shop') });
     adminToken = (await bootstrapAdmin(service.url)).token;
-    users = new UserFactory(service.url, adminToken);
     const roles: Record<string, string[]> = {
       't-default': ['ticket:read', 'ticket:write', 'ticket:delete'],
       't-read': ['tickets:read'],
@@ -32,12 +31,12 @@ describe('model CRUD under /models/{model}/', () => {
       agents: [],
       leads: [],
     };
-    for (const [name, scopes] of Object.entries(roles)) await users.role(name, scopes);
+    for (const [name, scopes] of Object.entries(roles)) await roleId(service.url, adminToken, name, scopes);
     // bcrypt (cost 12) is slow: three users, whose roles then grow through POST /auth/refresh.
     const [ticketUser, secretUser, leadUser] = await Promise.all([
-      users.user('ticket-user@example.com', {}),
-      users.user('secret-user@example.com', { 's-scopes': [] }),
-      users.user('lead-user@example.com', { leads: [] }),
+      createUser(service.url, adminToken, 'ticket-user@example.com', {}),
+      createUser(service.url, adminToken, 'secret-user@example.com', { 's-scopes': [] }),
+      createUser(service.url, adminToken, 'lead-user@example.com', { leads: [] }),
     ]);
     Object.assign(people, { ticketUser, secretUser, leadUser });
   });
@@ -116,10 +115,10 @@ describe('model CRUD under /models/{model}/', () => {
     it('needs the (overridden) scope of each operation; the default {model}:* names do not count once overridden', async () => {
       const user = people.ticketUser!;
       await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, 'no roles', user.token, []);
-      await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, 'ticket:* scopes', await users.grant(user, 't-default'), []);
-      await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, '+tickets:read', await users.grant(user, 't-read'), ['list', 'read']);
-      await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, '+tickets:delete', await users.grant(user, 't-delete'), ['list', 'read', 'delete']);
-      await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, '+tickets:write', await users.grant(user, 't-write'), OPERATIONS);
+      await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, 'ticket:* scopes', await grantRole(service.url, adminToken, user, 't-default'), []);
+      await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, '+tickets:read', await grantRole(service.url, adminToken, user, 't-read'), ['list', 'read']);
+      await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, '+tickets:delete', await grantRole(service.url, adminToken, user, 't-delete'), ['list', 'read', 'delete']);
+      await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, '+tickets:write', await grantRole(service.url, adminToken, user, 't-write'), OPERATIONS);
       await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, 'admin', adminToken, OPERATIONS);
     });
 
@@ -128,8 +127,8 @@ describe('model CRUD under /models/{model}/', () => {
       const lead = people.leadUser!;
       await checkMatrix('secret', 'secrets', { title: 'matrix' }, 'scopes, no group', scoped.token, []);
       await checkMatrix('secret', 'secrets', { title: 'matrix' }, 'group leads, no scope', lead.token, []);
-      await checkMatrix('secret', 'secrets', { title: 'matrix' }, 'scopes + agents', await users.grant(scoped, 'agents'), ['list', 'read', 'create', 'update']);
-      await checkMatrix('secret', 'secrets', { title: 'matrix' }, 'scopes + leads', await users.grant(lead, 's-scopes'), OPERATIONS);
+      await checkMatrix('secret', 'secrets', { title: 'matrix' }, 'scopes + agents', await grantRole(service.url, adminToken, scoped, 'agents'), ['list', 'read', 'create', 'update']);
+      await checkMatrix('secret', 'secrets', { title: 'matrix' }, 'scopes + leads', await grantRole(service.url, adminToken, lead, 's-scopes'), OPERATIONS);
       await checkMatrix('secret', 'secrets', { title: 'matrix' }, 'admin', adminToken, OPERATIONS);
     });
 

@@ -1,77 +1,33 @@
-// Shared pieces of the model tests: fixture projects copied to temp dirs, users with roles, a statement-counting proxy.
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+// Shared pieces of the model tests: fixture projects copied to temp dirs, granting roles, a statement-counting proxy.
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { call, client, login } from '../support/http.js';
+import { call } from '../support/http.js';
+import { copyProject } from '../support/projects.js';
+import { roleId } from '../support/users.js';
 
 export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export const ABSENT_ID = '00000000-0000-4000-8000-000000000000';
-export const PASSWORD = 'model-tests-password';
 
-const copies = new Set<string>();
-process.once('exit', () => {
-  for (const dir of copies) rmSync(dir, { recursive: true, force: true });
-});
-
-/** A private copy of a fixture project (forks write into <project>/models/), removed when the process exits. */
+/** A private copy of a fixture project (forks write into <project>/models/). */
 export function copyFixture(name: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), `svc-models-${name.replace(/\W/g, '-')}-`));
-  cpSync(path.join(FIXTURES, name), dir, { recursive: true });
-  copies.add(dir);
-  return dir;
+  return copyProject(path.join(FIXTURES, name));
 }
 
 /**
- * Creates a user holding the given roles (each role created on first use with its scopes) and answers
- * its token. Roles are groups: a role named `agents` puts the user in group `agents`.
+ * Adds a role (created with `scopes` on first use) to a user and answers a fresh token from POST
+ * /auth/refresh, which snapshots the roles again without a bcrypt comparison; the old token is
+ * revoked and `user.token` replaced. Only adding: removing a role ends the user's sessions.
  */
-export class UserFactory {
-  private readonly roles = new Map<string, string>();
-
-  constructor(
-    private readonly baseUrl: string,
-    private readonly adminToken: string,
-  ) {}
-
-  async role(name: string, scopes: string[] = []): Promise<string> {
-    const known = this.roles.get(name);
-    if (known) return known;
-    const created = await call(this.baseUrl, 'POST', '/auth/admin/roles', { token: this.adminToken, json: { name, scopes } });
-    expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    this.roles.set(name, created.body.id);
-    return created.body.id as string;
-  }
-
-  /** `roles`: role name -> scopes of that role (used only when the role is new). */
-  async user(email: string, roles: Record<string, string[]>, extra: Record<string, unknown> = {}): Promise<{ id: string; token: string }> {
-    const admin = client(this.baseUrl, this.adminToken);
-    const created = await admin.post('/auth/admin/users', { email, password: PASSWORD, ...extra });
-    expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    const id = created.body.id as string;
-    for (const [name, scopes] of Object.entries(roles)) {
-      const assigned = await admin.post(`/auth/admin/users/${id}/roles/${await this.role(name, scopes)}`);
-      expect(assigned.status, JSON.stringify(assigned.body)).to.equal(200);
-    }
-    return { id, token: await login(this.baseUrl, email, PASSWORD) };
-  }
-
-  /**
-   * Adds a role to a user and answers a fresh token from POST /auth/refresh (which snapshots the
-   * roles again without a bcrypt comparison; the old token is revoked). Only adding: removing a
-   * role ends the user's sessions.
-   */
-  async grant(user: { id: string; token: string }, roleName: string, scopes: string[] = []): Promise<string> {
-    const assigned = await call(this.baseUrl, 'POST', `/auth/admin/users/${user.id}/roles/${await this.role(roleName, scopes)}`, { token: this.adminToken });
-    expect(assigned.status, JSON.stringify(assigned.body)).to.equal(200);
-    const refreshed = await call(this.baseUrl, 'POST', '/auth/refresh', { token: user.token });
-    expect(refreshed.status, JSON.stringify(refreshed.body)).to.equal(200);
-    user.token = refreshed.body.access_token as string;
-    return user.token;
-  }
+export async function grantRole(baseUrl: string, adminToken: string, user: { id: string; token: string }, roleName: string, scopes: string[] = []): Promise<string> {
+  const assigned = await call(baseUrl, 'POST', `/auth/admin/users/${user.id}/roles/${await roleId(baseUrl, adminToken, roleName, scopes)}`, { token: adminToken });
+  expect(assigned.status, JSON.stringify(assigned.body)).to.equal(200);
+  const refreshed = await call(baseUrl, 'POST', '/auth/refresh', { token: user.token });
+  expect(refreshed.status, JSON.stringify(refreshed.body)).to.equal(200);
+  user.token = refreshed.body.access_token as string;
+  return user.token;
 }
 
 export interface CountingProxy {

@@ -5,7 +5,8 @@ import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, client, expectError } from '../support/http.js';
 import { startTestService } from '../support/service.js';
-import { FIXTURES, startCountingProxy, UserFactory, type CountingProxy } from './helpers.js';
+import { createUser } from '../support/users.js';
+import { FIXTURES, grantRole, startCountingProxy, type CountingProxy } from './helpers.js';
 
 const TOUCHES_MODEL_TABLES = /"(customers|tickets)"/;
 
@@ -141,13 +142,12 @@ describe('include= on model CRUD reads', () => {
   });
 
   it('answers 403 when the caller may read the records but not the included model', async () => {
-    const users = new UserFactory(service.url, adminToken);
-    const reader = await users.user('ticket-reader@example.com', { 't-read': ['tickets:read'] });
+    const reader = await createUser(service.url, adminToken, 'ticket-reader@example.com', { 't-read': ['tickets:read'] });
     expect((await measured('/models/ticket/?limit=5', reader.token)).result.status).to.equal(200);
     const denied = await measured('/models/ticket/?limit=5&include=customer', reader.token);
     expectError(denied.result, 403, 'PERMISSION_DENIED');
     expectError(await client(service.url, reader.token).get(`/models/ticket/${tickets[0]!.id}?include=customer`), 403, 'PERMISSION_DENIED');
-    const allowed = await users.grant(reader, 'c-read', ['customer:read']);
+    const allowed = await grantRole(service.url, adminToken, reader, 'c-read', ['customer:read']);
     const granted = await measured('/models/ticket/?limit=5&include=customer', allowed);
     expect(granted.result.status).to.equal(200);
     expect(granted.result.body[0]).to.have.property('customer');

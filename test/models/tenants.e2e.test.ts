@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { call, client, expectError } from '../support/http.js';
 import { startTestService } from '../support/service.js';
-import { FIXTURES, UserFactory } from './helpers.js';
+import { createUser } from '../support/users.js';
+import { FIXTURES } from './helpers.js';
 
 describe('model records across tenants', () => {
   let service: Service;
@@ -20,8 +21,7 @@ describe('model records across tenants', () => {
     const boot = await call(service.url, 'POST', '/auth/bootstrap', { json: { email: 'root@t1.example.com', password: 'root-password', tenant: 't1' } });
     expect(boot.status, JSON.stringify(boot.body)).to.equal(200);
     t1Token = boot.body.access_token;
-    const users = new UserFactory(service.url, t1Token);
-    const t2User = await users.user('agent@t2.example.com', { 't2-agents': ['tickets:read', 'tickets:write', 'tickets:delete', 'customer:read'] }, { tenant: 't2' });
+    const t2User = await createUser(service.url, t1Token, 'agent@t2.example.com', { 't2-agents': ['tickets:read', 'tickets:write', 'tickets:delete', 'customer:read'] }, { tenant: 't2' });
     t2Token = t2User.token;
     const t1 = client(service.url, t1Token);
     t1Customer = (await t1.post('/models/customer/', { name: 'Tenant One Ltd' })).body;

@@ -5,11 +5,12 @@ import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { freePort } from '../support/db.js';
 import { bootstrapAdmin, client } from '../support/http.js';
+import { journalOf } from '../support/runs.js';
 import { startTestService, type TestEnv } from '../support/service.js';
 import { FakeOpenAi } from '../agents/support/fakeOpenAi.js';
-import { agentProject, journalOf as agentJournalOf, stepEnd } from '../agents/support/harness.js';
+import { agentProject, stepEnd } from '../agents/support/harness.js';
 import { McpHttpServer } from '../agents/support/mcpHttpServer.js';
-import { ENGINE_PROJECT, FakeServer, journalOf, sendJson, SIGNING_KEY } from '../workflows/helpers.js';
+import { ENGINE_PROJECT, FakeServer, sendJson, SIGNING_KEY } from '../workflows/helpers.js';
 
 const PRODUCTION: TestEnv = { SVC_ENV: 'production', SVC_SIGNING_KEY: SIGNING_KEY };
 
@@ -173,7 +174,7 @@ describe('outbound destinations in production: LLM and MCP over HTTP', function 
     const refused = await strict.api.post('/api/agents/mcp-http', { op: 'add', a: 1, b: 2 });
     expect(refused.status, JSON.stringify(refused.body)).to.equal(400);
     expect(refused.body.error.message).to.match(/127\.0\.0\.1.*refused.*loopback/);
-    const journal = await agentJournalOf(strict.service.url, strict.token, refused.headers.get('x-svc-run-id')!);
+    const journal = await journalOf(strict.service.url, strict.token, refused.headers.get('x-svc-run-id')!);
     expect(stepEnd(journal, 'add').payload.signal).to.equal('error');
     expect(mcp.calls.length).to.equal(callsBefore);
 

@@ -1,5 +1,6 @@
 // A rebuild at a new version swapped in under load: readers never see a gap, writers never lose an event.
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import { EventStore } from '../../src/eventstore/store.js';
@@ -20,8 +21,6 @@ import {
   tableChecksum,
 } from './sampleProjection.js';
 import { AccountWorkload } from './workload.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('rebuilding a projection at a new version while the service runs', () => {
   let kernel: Kernel;

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { SseReader, type SseFrame } from '../workflows/helpers.js';
 import { call, client } from './http.js';
+import { SseReader, type SseFrame } from './sse.js';
 
 /** The `gated` workflow: a quick step `first`, then `held`, which waits until its gate file exists. */
 export const STREAMS_PROJECT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../auth/fixtures/streams');

@@ -1,4 +1,5 @@
-// HTTP helpers for e2e tests: JSON and form requests with an optional bearer token, login, a bootstrapped admin.
+// HTTP helpers for e2e tests: JSON and form requests with an optional bearer token, login, a bootstrapped
+// admin; and waiting for a condition or an answer with a deadline.
 import { expect } from 'chai';
 
 export interface HttpResult<T = any> {
@@ -118,5 +119,21 @@ export async function eventually(probe: () => Promise<boolean>, timeoutMs: numbe
     if (await probe()) return { ok: true, elapsedMs: Date.now() - start };
     if (Date.now() - start > timeoutMs) return { ok: false, elapsedMs: Date.now() - start };
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/**
+ * `promise`, or a rejection naming `what` when it has not settled within `timeoutMs`: a hang fails the
+ * test with a reason instead of stalling it.
+ */
+export async function withDeadline<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -1,13 +1,13 @@
 // Run control from a second process: pause, resume, abort and steer sent to B reach the run A executes.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call } from '../support/http.js';
+import { journalOf, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { ServiceProcess } from '../durability/helpers.js';
-import { ENGINE_PROJECT, journalOf, SIGNING_KEY, waitForStatus } from './helpers.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { ServiceProcess } from '../support/serviceProcess.js';
+import { ENGINE_PROJECT, SIGNING_KEY } from './helpers.js';
 
 describe('run control across processes', function () {
   this.timeout(60_000);

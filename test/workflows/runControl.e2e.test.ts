@@ -3,9 +3,10 @@
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, type Admin } from '../support/http.js';
+import { journalOf, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { createTenantUser, type TenantUser } from '../support/tenants.js';
-import { ENGINE_PROJECT, journalOf, SIGNING_KEY, waitForStatus } from './helpers.js';
+import { createUser, type SignedInUser } from '../support/users.js';
+import { ENGINE_PROJECT, SIGNING_KEY } from './helpers.js';
 
 const CONTROL = { run_operators: ['runs:control'] };
 const ACTIONS = ['pause', 'resume', 'abort', 'steer'] as const;
@@ -15,9 +16,9 @@ describe('run control: only on runs the caller may read', function () {
   this.timeout(60_000);
   let service: Service;
   let root: Admin;
-  let owner: TenantUser;
-  let operator: TenantUser;
-  let t2Admin: TenantUser;
+  let owner: SignedInUser;
+  let operator: SignedInUser;
+  let t2Admin: SignedInUser;
 
   const control = (token: string, runId: string, action: string) =>
     call(service.url, 'POST', `/api/runs/${runId}/${action}`, { token, json: action === 'steer' ? { message: 'turn left' } : action === 'abort' ? { reason: 'mine now' } : {} });
@@ -30,9 +31,9 @@ describe('run control: only on runs the caller may read', function () {
   before(async () => {
     service = await startTestService({ projectDir: ENGINE_PROJECT, env: { SVC_TENANT_IDS: 't1,t2', SVC_SIGNING_KEY: SIGNING_KEY } });
     root = await bootstrapAdmin(service.url);
-    owner = await createTenantUser(service.url, root.token, 'owner@t1.example', 't1', CONTROL);
-    operator = await createTenantUser(service.url, root.token, 'operator@t1.example', 't1', CONTROL);
-    t2Admin = await createTenantUser(service.url, root.token, 'admin@t2.example', 't2', { t2_admins: ['iam:admin'] });
+    owner = await createUser(service.url, root.token, 'owner@t1.example', CONTROL, { tenant: 't1' });
+    operator = await createUser(service.url, root.token, 'operator@t1.example', CONTROL, { tenant: 't1' });
+    t2Admin = await createUser(service.url, root.token, 'admin@t2.example', { t2_admins: ['iam:admin'] }, { tenant: 't2' });
   });
   after(async () => {
     await service?.close();

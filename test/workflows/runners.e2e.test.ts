@@ -5,9 +5,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { killAllServices, runCli, ServiceProcess } from '../durability/helpers.js';
 import { createTestDatabase } from '../support/db.js';
 import { call } from '../support/http.js';
+import { killAllServices, runCli, ServiceProcess } from '../support/serviceProcess.js';
 
 const WORKFLOW = `kind: Workflow
 metadata: {name: shout, schema_version: v1}

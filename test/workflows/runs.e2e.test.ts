@@ -1,13 +1,15 @@
 // The runs API: list and detail with ownership, the journal over SSE (replay, live, resume), and run control.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, client, expectUnauthenticated } from '../support/http.js';
+import { expectNoPrivateKeys, journalOf, waitForEvent, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { createUser, ENGINE_PROJECT, expectNoPrivateKeys, journalOf, SIGNING_KEY, SseReader, waitForStatus } from './helpers.js';
+import { SseReader } from '../support/sse.js';
+import { createUser } from '../support/users.js';
+import { ENGINE_PROJECT, SIGNING_KEY } from './helpers.js';
 
 const ABSENT_ID = '00000000-0000-4000-8000-000000000000';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('runs over HTTP', function () {
   this.timeout(30_000);
   let service: Service;
@@ -165,7 +167,6 @@ describe('runs over HTTP', function () {
 
     it('?follow=false ends after the replay, even while the run goes on', async () => {
       const runId = await runAs(owner.token, '/api/wf/slow?wait=false', { ms: 200 });
-      await sleep(100);
       const reader = await SseReader.open(`${service.url}/api/runs/${runId}/events?follow=false`, { token: owner.token });
       const frames = await reader.readToEnd(2000);
       expect(reader.isEnded).to.equal(true);
@@ -218,8 +219,7 @@ describe('runs over HTTP', function () {
 
     it('pause stops the run before its next step; resume continues it to completion', async () => {
       const runId = await runAs(operator.token, '/api/wf/slow?wait=false', { ms: 300 });
-      await waitForStatus(service.url, admin, runId, ['running']);
-      await sleep(350);
+      await waitForEvent(service.url, admin, runId, 'step_completed');
       const paused = await control(operator.token, runId, 'pause');
       expect(paused.status, JSON.stringify(paused.body)).to.equal(200);
       expect(paused.body.id).to.equal(runId);

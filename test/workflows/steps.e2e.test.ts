@@ -4,8 +4,10 @@ import { createPool, type Pool } from '../../src/db/pool.js';
 import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, client } from '../support/http.js';
+import { expectNoPrivateKeys, journalOf } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { ENGINE_PROJECT, expectNoPrivateKeys, FakeServer, journalOf, sendJson, SIGNING_KEY, SseReader } from './helpers.js';
+import { SseReader } from '../support/sse.js';
+import { ENGINE_PROJECT, FakeServer, sendJson, SIGNING_KEY } from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ABSENT_ID = '00000000-0000-4000-8000-000000000000';
@@ -356,12 +358,11 @@ describe('workflow steps over HTTP', function () {
     });
 
     it('a timeout signals error (routed here to a 502 Response) after the retries', async () => {
-      const started = Date.now();
+      // /hang never answers: an answer at all means each attempt timed out.
       const result = await trigger('/api/wf/fetch', { url: `${fake.url}/hang` });
       expect(result.status, JSON.stringify(result.body)).to.equal(502);
       expect(result.body.error).to.match(/timed out after 300 ms/);
       expect(fake.hits('/hang')).to.have.length(3);
-      expect(Date.now() - started).to.be.lessThan(5000);
       const journal = await journalOf(service.url, token, result.headers.get('x-svc-run-id')!);
       const failed = journal.find((e) => e.type === 'step_failed' && e.agent_id === 'call');
       expect(failed.payload.signal).to.equal('error');
@@ -388,7 +389,7 @@ describe('workflow steps over HTTP', function () {
       const frames = await live.readToEnd();
       expect(frames.length).to.be.greaterThan(3);
       for (const frame of frames) expectNoPrivateKeys(frame.data, `frame ${frame.event}`);
-      expect(frames.map((f) => f.raw).join('\n')).to.not.include('engine-only');
+      expect(live.text).to.not.include('engine-only');
       const exported = await api.get(`/api/runs/${runId}/export`);
       expectNoPrivateKeys(exported.body.events, 'export events');
       expectNoPrivateKeys(exported.body.run, 'export run');
@@ -396,7 +397,7 @@ describe('workflow steps over HTTP', function () {
       const stepFrames = await streamed.readToEnd();
       expect(stepFrames.at(-1)!.event).to.equal('done');
       for (const frame of stepFrames) expectNoPrivateKeys(frame.data, `step frame ${frame.event}`);
-      expect(stepFrames.map((f) => f.raw).join('\n')).to.not.include('hidden');
+      expect(streamed.text).to.not.include('hidden');
     });
   });
 });

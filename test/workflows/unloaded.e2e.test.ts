@@ -3,11 +3,10 @@ import { expect } from 'chai';
 import { newId } from '../../src/kernel/ids.js';
 import type { Service } from '../../src/main.js';
 import { runEvent, runStream } from '../../src/runs/events.js';
-import { bootstrapAdmin, client } from '../support/http.js';
+import { bootstrapAdmin, client, eventually } from '../support/http.js';
+import { waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { ENGINE_PROJECT, SIGNING_KEY, waitForStatus } from './helpers.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { ENGINE_PROJECT, SIGNING_KEY } from './helpers.js';
 
 describe('runs of a workflow version that is not loaded', function () {
   this.timeout(30_000);
@@ -28,11 +27,16 @@ describe('runs of a workflow version that is not loaded', function () {
       expectedVersion: 0,
       events: [runEvent('run_started', { run_id: runId, workflow: 'ghost', schema_version: 'v9', input: {}, principal: null, trigger: 'api', first_step: 'a' })],
     });
-    await sleep(600);
-    const { rows } = await service.kernel.pool.query<{ parked_for_ms: number }>(
-      `SELECT extract(epoch FROM expires_at - now()) * 1000 AS parked_for_ms FROM svc_run_leases WHERE run_id = $1`,
-      [runId],
-    );
+    const leaseOf = async () =>
+      (
+        await service.kernel.pool.query<{ parked_for_ms: number }>(
+          `SELECT extract(epoch FROM expires_at - now()) * 1000 AS parked_for_ms FROM svc_run_leases WHERE run_id = $1`,
+          [runId],
+        )
+      ).rows;
+    // The claim loop (every 100 ms) takes it, finds no definition to run it with and parks it.
+    await eventually(async () => Number((await leaseOf())[0]?.parked_for_ms ?? 0) > 50_000, 15_000);
+    const rows = await leaseOf();
     expect(rows, 'the claim left a lease').to.have.length(1);
     expect(Number(rows[0]!.parked_for_ms)).to.be.above(50_000);
     const run = await service.kernel.pool.query<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]);

@@ -6,7 +6,8 @@ import { parse } from 'yaml';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, call, client, expectUnauthenticated } from '../support/http.js';
 import { startTestService } from '../support/service.js';
-import { copyFixture, createUser, SIGNING_KEY } from './helpers.js';
+import { createUser } from '../support/users.js';
+import { copyFixture, SIGNING_KEY } from './helpers.js';
 
 const SUMMARY_KEYS = ['trigger_path', 'trigger_method', 'public', 'has_slow_steps', 'slow_kinds_present'];
 

@@ -2,6 +2,7 @@
 // 127.0.0.1:0, with the same tools as the stdio fixture: add, echo, sleep (slow), explode (errors).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
@@ -23,9 +24,10 @@ export class McpHttpServer {
       record('echo', { text });
       return { content: [{ type: 'text', text: JSON.stringify({ echoed: text, via: 'http' }) }] };
     });
-    server.registerTool('sleep', { description: 'Answers after ms milliseconds', inputSchema: { ms: z.number() } }, async ({ ms }) => {
+    server.registerTool('sleep', { description: 'Answers after ms milliseconds', inputSchema: { ms: z.number() } }, async ({ ms }, { signal }) => {
       record('sleep', { ms });
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      // A caller that gave up closed the request: stop sleeping, no timer outlives the test.
+      await sleep(ms, undefined, { signal }).catch(() => undefined);
       return { content: [{ type: 'text', text: 'woke up' }] };
     });
     server.registerTool('explode', { description: 'Always fails', inputSchema: { reason: z.string() } }, async ({ reason }) => {

@@ -1,6 +1,6 @@
-// A loopback HTTP proxy in front of the service: records what the client sends, and can cut an
-// event stream after a number of frames, as a dropped connection would.
-import { createServer, request as forward, type IncomingHttpHeaders, type Server } from 'node:http';
+// A loopback HTTP proxy in front of the service: records what the client sends, and can hold an
+// event stream after a number of frames and then drop its connection, as a network failure would.
+import { createServer, request as forward, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface ProxiedRequest {
@@ -11,7 +11,8 @@ export interface ProxiedRequest {
 
 export class RecordingProxy {
   readonly requests: ProxiedRequest[] = [];
-  private cutAfterFrames: number | undefined;
+  private holdAfterFrames: number | undefined;
+  private held: ServerResponse | undefined;
 
   private constructor(
     private readonly server: Server,
@@ -28,12 +29,12 @@ export class RecordingProxy {
         { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
-          const cut = proxy!.takeCut(answer.headers['content-type']);
-          if (cut === undefined) {
+          const hold = proxy!.takeHold(answer.headers['content-type']);
+          if (hold === undefined) {
             answer.pipe(res);
             return;
           }
-          proxy!.relayUntilCut(answer, res, cut);
+          proxy!.relayUntilHeld(answer, res, hold);
         },
       );
       outgoing.on('error', () => res.destroy());
@@ -44,9 +45,20 @@ export class RecordingProxy {
     return proxy;
   }
 
-  /** The next event-stream answer is cut (socket destroyed) once it has relayed `frames` frames with an id. */
-  cutNextEventStream(frames: number): void {
-    this.cutAfterFrames = frames;
+  /**
+   * The next event-stream answer relays `frames` frames with an id and then nothing more: the
+   * connection stays open, silent, until `dropHeldStream`. A test drops it once its client has
+   * taken those frames, so what was relayed before the drop is known exactly.
+   */
+  holdNextEventStream(frames: number): void {
+    this.holdAfterFrames = frames;
+  }
+
+  /** Destroys the held stream's connection, as a dropped network link would; fails if no stream is held. */
+  dropHeldStream(): void {
+    if (!this.held) throw new Error('no event stream is held: holdNextEventStream, then let it relay its frames');
+    this.held.socket?.destroy();
+    this.held = undefined;
   }
 
   requestsTo(pathPrefix: string): ProxiedRequest[] {
@@ -58,29 +70,34 @@ export class RecordingProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private takeCut(contentType: string | undefined): number | undefined {
-    if (this.cutAfterFrames === undefined || !contentType?.startsWith('text/event-stream')) return undefined;
-    const frames = this.cutAfterFrames;
-    this.cutAfterFrames = undefined;
+  private takeHold(contentType: string | undefined): number | undefined {
+    if (this.holdAfterFrames === undefined || !contentType?.startsWith('text/event-stream')) return undefined;
+    const frames = this.holdAfterFrames;
+    this.holdAfterFrames = undefined;
     return frames;
   }
 
-  private relayUntilCut(answer: NodeJS.ReadableStream & { destroy(): void }, res: import('node:http').ServerResponse, frames: number): void {
+  /**
+   * Relays whole frames up to the `frames`-th one with an id, then holds. The upstream answer is
+   * destroyed and nothing it still emits is relayed: one socket read can hold the headers and many
+   * frames, and a destroyed stream still emits what it had buffered.
+   */
+  private relayUntilHeld(answer: IncomingMessage, res: ServerResponse, frames: number): void {
     let pending = '';
     let relayed = 0;
     answer.setEncoding('utf8');
     answer.on('data', (chunk: string) => {
+      if (relayed >= frames) return;
       pending += chunk;
       for (let end = pending.indexOf('\n\n'); end !== -1; end = pending.indexOf('\n\n')) {
         const frame = pending.slice(0, end + 2);
         pending = pending.slice(end + 2);
+        res.write(frame);
         if (/^id:/m.test(frame) && ++relayed >= frames) {
-          // Drop the connection once the last relayed frame has left, without ending the response.
           answer.destroy();
-          res.write(frame, () => res.socket?.destroy());
+          this.held = res;
           return;
         }
-        res.write(frame);
       }
     });
     answer.on('end', () => res.end(pending));
