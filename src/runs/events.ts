@@ -184,6 +184,11 @@ export function runEvent<T extends RunEventType>(type: T, payload: RunEventPaylo
   return { type, data: { agent_id: step?.id ?? RUN_AGENT, engine: step?.kind ?? RUN_ENGINE, payload } };
 }
 
+/** Whether the event is the run's own (a pause, an abort, the end), not one of a step. */
+export function isRunLevel(event: RunEvent): boolean {
+  return event.data.agent_id === RUN_AGENT && event.data.engine === RUN_ENGINE;
+}
+
 const KNOWN_TYPES: ReadonlySet<string> = new Set(RUN_EVENT_TYPES);
 const CONTROL_TYPES: ReadonlySet<string> = new Set(CONTROL_EVENT_TYPES);
 

@@ -7,6 +7,7 @@ import { runEvent } from '../events.js';
 import { endsPurely, SLOW_KINDS, type StepDefinition } from '../../workflows/definition.js';
 import type { AgentDeps } from './agentSetup.js';
 import { runAgentStep } from './agentStep.js';
+import { definitionMismatch, MISMATCH_DETAILS } from './definitionCheck.js';
 import { DriveStopped, type Drive } from './drive.js';
 import type { DriveWriter } from './driveWriter.js';
 import { keepLease } from './leases.js';
@@ -36,6 +37,7 @@ export class StepRunner {
 
   /** Runs the drive's steps until the run ends, waits, or is taken from this process (DriveStopped). */
   async run(drive: Drive): Promise<void> {
+    if (await this.failOnChangedDefinition(drive)) return;
     while (!drive.fenced) {
       if (drive.interrupted) {
         drive.interrupted = false;
@@ -59,6 +61,19 @@ export class StepRunner {
       await this.runStep(drive, step);
     }
     if (drive.pending.length > 0 && !drive.fenced) await this.writer.flush(drive);
+  }
+
+  /**
+   * A resumed run goes on with the definition of its version as loaded now: every step its journal
+   * names must still be there with the same kind, or the run fails before any step runs again.
+   */
+  private async failOnChangedDefinition(drive: Drive): Promise<boolean> {
+    const mismatch = definitionMismatch(drive.workflow, drive.recorded);
+    if (mismatch === null) return false;
+    this.options.logger.error({ runId: drive.runId, workflow: drive.workflow.name, version: drive.workflow.version }, mismatch);
+    this.writer.push(drive, runEvent('run_failed', { error: { message: mismatch, details: MISMATCH_DETAILS }, status_code: 500 }));
+    await this.writer.flush(drive);
+    return true;
   }
 
   /** A stall (GC, a blocked event loop) may have outlived the lease: never start a step on a run another process may have taken over. */
