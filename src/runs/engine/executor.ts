@@ -86,7 +86,7 @@ export class RunExecutor {
     this.claims = new RunClaims(here, { activeRunIds: () => [...this.active.keys()], resume: (runId) => this.resume(runId) });
   }
 
-  /** Listens for control events of runs, heartbeats leases, claims orphaned runs. */
+  /** Listens for control events (resumes and decisions of runs not driven here), heartbeats leases, claims orphaned runs. */
   async start(): Promise<void> {
     const { follower, store, logger } = this.options;
     const onEvent = (event: RecordedEvent) => this.onRunEvent(event);
@@ -200,18 +200,32 @@ export class RunExecutor {
   }
 
   private async drive(drive: Drive): Promise<RunState> {
+    const control = this.followControl(drive);
     try {
       await this.runner.run(drive);
     } catch (error) {
       if (isConnectionLoss(error)) this.leaveForResume(drive, error);
       else if (!(error instanceof DriveStopped)) await this.runner.failOnEngineError(drive, error);
     } finally {
+      control.unsubscribe();
       this.active.delete(drive.runId);
       if (drive.holdsLease) await releaseLease(this.options.store.pool, drive.runId, this.owner).catch(() => undefined);
     }
     // What the journal holds, not what this drive had in hand: an answer never reports an outcome
     // that was not recorded (a failure the drive could not journal, steps a lost commit dropped).
     return drive.committed;
+  }
+
+  /**
+   * The drive hears its run's control events (from any process) on the run's own stream as soon as
+   * they are committed: a long transaction elsewhere on the cluster, which holds the global feed
+   * back, does not keep an abort from cancelling the model call in flight. Live only: what the
+   * journal held when the drive started is in its state already.
+   */
+  private followControl(drive: Drive): Subscription {
+    return this.options.follower.subscribeToStream(drive.stream, drive.committed.version, { liveOnly: true }).subscribe((event) => {
+      if (isControlEvent(event.type)) interrupt(drive, event.type);
+    });
   }
 
   /**
@@ -237,7 +251,11 @@ export class RunExecutor {
     });
   }
 
-  /** Control events from the gated global feed and this process's commits: to the drive of the run, or a resume for a run not driven here. */
+  /**
+   * Control events from the gated global feed and this process's commits: a run not driven here is
+   * resumed by a resume or a decision. (A drive follows its own stream; this is its fallback for
+   * events committed before it subscribed.)
+   */
   private onRunEvent(event: RecordedEvent): void {
     if (event.streamType !== 'run' || !isControlEvent(event.type)) return;
     const runId = runIdOf(event.streamId);
