@@ -1,15 +1,15 @@
 // A run goes on only with the definition it was journaled against: when the workflow file changed
 // under the same version while the run waited, the run resumed by another process fails with an
 // error naming the step, and no step runs again.
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';
-import { bootstrapAdmin, call } from '../support/http.js';
+import { bootstrapAdmin, call, eventually } from '../support/http.js';
 import { startTestService } from '../support/service.js';
-import { ENGINE_PROJECT, journalOf, SIGNING_KEY, waitForStatus } from '../workflows/helpers.js';
-import { copyProject } from './helpers.js';
+import { ENGINE_PROJECT, SIGNING_KEY } from '../workflows/helpers.js';
 
 /** `note` (a Functional step, or a Router in the changed file), then a person's decision, then `finish`. */
 function workflowFile(noteStep: string): string {
@@ -41,12 +41,24 @@ describe('durability: a workflow file changed under the same version while a run
     return service;
   };
 
+  /** The run once its status is one of `statuses` (GET /api/runs/{id}). */
+  const runWhen = async (url: string, token: string, runId: string, statuses: string[]) => {
+    const read = async () => (await call(url, 'GET', `/api/runs/${runId}`, { token })).body;
+    expect((await eventually(async () => statuses.includes((await read()).status), 10_000)).ok, `run ${runId} never ${statuses.join('|')}`).to.equal(true);
+    return read();
+  };
+
   before(async () => {
     databaseUrl = await createTestDatabase();
-    projectDir = copyProject(ENGINE_PROJECT);
+    // A project of its own: the workflow file is rewritten between the two services.
+    projectDir = mkdtempSync(path.join(tmpdir(), 'svc-changed-definition-'));
+    mkdirSync(path.join(projectDir, 'workflows'));
+    mkdirSync(path.join(projectDir, 'nodes'));
+    copyFileSync(path.join(ENGINE_PROJECT, 'nodes', 'act.ts'), path.join(projectDir, 'nodes', 'act.ts'));
   });
   after(async () => {
     for (const service of services) await service.close().catch(() => undefined);
+    rmSync(projectDir, { recursive: true, force: true });
   });
 
   it('fails the run on resume, naming the step, its journaled kind and the one defined now; no step runs', async () => {
@@ -56,7 +68,7 @@ describe('durability: a workflow file changed under the same version while a run
     const started = await call(first.url, 'POST', '/api/wf/changing', { token: admin, json: {} });
     expect(started.status, JSON.stringify(started.body)).to.equal(202);
     const runId = started.body.id as string;
-    const waiting = await waitForStatus(first.url, admin, runId, ['waiting_human']);
+    const waiting = await runWhen(first.url, admin, runId, ['waiting_human']);
     await first.close();
 
     // Same name, same version, `note` now a Router: a second process loads it and is asked to go on.
@@ -65,13 +77,13 @@ describe('durability: a workflow file changed under the same version while a run
     const decided = await call(second.url, 'POST', `/api/approvals/${waiting.approval.approval_id}`, { token: admin, json: { decision: 'approve' } });
     expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
 
-    const failed = await waitForStatus(second.url, admin, runId, ['failed', 'completed']);
+    const failed = await runWhen(second.url, admin, runId, ['failed', 'completed']);
     expect(failed.status).to.equal('failed');
     expect(failed.error).to.deep.equal({
       message: "step note is in the run's journal as Functional, but workflow changing v1 defines it as Router",
       details: 'the workflow definition changed under the same version: the steps a run has journaled must keep their ids and kinds',
     });
-    const journal = await journalOf(second.url, admin, runId);
+    const journal: { type: string; agent_id: string }[] = (await call(second.url, 'GET', `/api/runs/${runId}/export`, { token: admin })).body.events;
     const afterDecision = journal.slice(journal.findIndex((e) => e.type === 'approval_decided') + 1).map((e) => `${e.type}:${e.agent_id}`);
     expect(afterDecision, 'nothing ran after the decision').to.deep.equal(['decision:ask', 'run_failed:run']);
   });
