@@ -1,10 +1,9 @@
 // Who may decide an approval, and the events a decision appends (pure).
 import { isAllowed, type Principal } from '../kernel/access.js';
-import type { NewEvent } from '../eventstore/types.js';
 import { isTerminal, type RunState } from '../runs/state.js';
 import { ConflictError, NotFoundError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
-import { runEvent } from '../runs/events.js';
+import { runEvent, type ApprovalDecided, type RunEvent } from '../runs/events.js';
 
 export const DECIDE_SCOPE = 'approvals:decide';
 /** The decision the expiry sweep records. */
@@ -40,7 +39,7 @@ export interface DecisionInput {
  * approval_decided then decision, only while the run still waits on this very approval and, for a
  * person's decision, before it expires (the sweep that records the expiry may come a little later).
  */
-export function decideApproval(state: RunState, approvalId: string, input: DecisionInput, decidedBy: string, now: Date): NewEvent[] {
+export function decideApproval(state: RunState, approvalId: string, input: DecisionInput, decidedBy: string, now: Date): RunEvent[] {
   if (!state.exists) throw new NotFoundError(`Approval ${approvalId} not found`);
   if (isTerminal(state.status)) throw new ConflictError(`The run is ${state.status}: the approval can no longer be decided`);
   if (state.approval?.approval_id !== approvalId) throw new ConflictError(`Approval ${approvalId} was already decided or expired`);
@@ -48,7 +47,7 @@ export function decideApproval(state: RunState, approvalId: string, input: Decis
   if (input.decision !== EXPIRED && expiresAt !== null && Date.parse(expiresAt) <= now.getTime()) {
     throw new ConflictError(`Approval ${approvalId} expired at ${expiresAt}`);
   }
-  const payload: JsonObject = {
+  const payload: ApprovalDecided = {
     approval_id: approvalId,
     step_id: state.approval.step_id,
     decision: input.decision,

@@ -6,7 +6,7 @@ import type { RunExecutor } from '../runs/engine/executor.js';
 import { foldRun } from '../runs/state.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../kernel/logger.js';
-import { runStream } from '../runs/events.js';
+import { asRunEvent, runStream } from '../runs/events.js';
 import { decideApproval, EXPIRED } from './decide.js';
 import { expiredApprovals } from './queries.js';
 
@@ -41,7 +41,7 @@ export class ApprovalExpiry {
           await runCommand(this.deps.store, {
             streams: [stream],
             decide: (read) => ({
-              events: { [stream]: decideApproval(foldRun(read.get(stream)!), approval.approval_id, { decision: EXPIRED }, EXPIRY_DECIDER, now) },
+              events: { [stream]: decideApproval(foldRun(read.get(stream)!.map((e) => asRunEvent(e))), approval.approval_id, { decision: EXPIRED }, EXPIRY_DECIDER, now) },
               result: undefined,
             }),
             retries: 1,

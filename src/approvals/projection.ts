@@ -1,8 +1,46 @@
 // svc_approvals: every approval a run asked for, and how it was decided.
 import type { RecordedEvent } from '../eventstore/types.js';
-import type { JsonObject } from '../kernel/json.js';
 import { defineProjection, type Row } from '../projections/types.js';
-import type { RunEventData } from '../runs/events.js';
+import { asRunEvent, runIdOf, type RecordedRunEvent } from '../runs/events.js';
+
+/** The approval an event is about; an abort touches the approval its run waited on, if any. */
+function approvalIdOf(event: RecordedRunEvent): string | undefined {
+  switch (event.type) {
+    case 'approval_requested':
+      return event.data.payload.approval.approval_id;
+    case 'approval_decided':
+    case 'run_aborted':
+      return event.data.payload.approval_id;
+    default:
+      return undefined;
+  }
+}
+
+function requestedRow(approvalId: string, event: RecordedRunEvent<'approval_requested'>): Row {
+  const { approval } = event.data.payload;
+  return {
+    approval_id: approvalId,
+    run_id: runIdOf(event.streamId),
+    step_id: event.data.agent_id,
+    kind: approval.kind,
+    workflow: approval.workflow,
+    title: approval.title,
+    instruction: approval.instruction ?? null,
+    form: approval.form ?? [],
+    display: approval.display ?? {},
+    required_group: approval.required_group ?? null,
+    requester_id: approval.requester_id ?? null,
+    tenant: approval.tenant ?? null,
+    status: 'pending',
+    decision: null,
+    decided_by: null,
+    decided_at: null,
+    values: null,
+    comment: null,
+    created_at: event.recordedAt,
+    expires_at: approval.expires_at ?? null,
+  };
+}
 
 export const approvalsProjection = defineProjection({
   name: 'svc_approvals',
@@ -11,49 +49,24 @@ export const approvalsProjection = defineProjection({
   key: ['approval_id'],
   eventTypes: ['approval_requested', 'approval_decided', 'run_aborted'],
   keysOf(event: RecordedEvent) {
-    const payload = (event.data as RunEventData).payload;
-    const id = event.type === 'approval_requested' ? (payload.approval as JsonObject).approval_id : payload.approval_id;
-    // An abort touches the approval its run waited on, if any.
-    return id === undefined || id === null ? [] : [{ approval_id: String(id) }];
+    const id = approvalIdOf(asRunEvent(event));
+    return id === undefined ? [] : [{ approval_id: id }];
   },
-  evolve(row: Row | null, key, event): Row | null {
-    const data = event.data as RunEventData;
-    const payload = data.payload;
-    if (event.type === 'approval_requested') {
-      const approval = payload.approval as JsonObject;
-      return {
-        approval_id: key.approval_id!,
-        run_id: event.streamId.slice('run-'.length),
-        step_id: data.agent_id,
-        kind: String(approval.kind),
-        workflow: String(approval.workflow),
-        title: String(approval.title),
-        instruction: (approval.instruction as string | null) ?? null,
-        form: approval.form ?? [],
-        display: approval.display ?? {},
-        required_group: (approval.required_group as string | null) ?? null,
-        requester_id: (approval.requester_id as string | null) ?? null,
-        tenant: (approval.tenant as string | null) ?? null,
-        status: 'pending',
-        decision: null,
-        decided_by: null,
-        decided_at: null,
-        values: null,
-        comment: null,
-        created_at: event.recordedAt,
-        expires_at: (approval.expires_at as string | null) ?? null,
-      };
-    }
+  evolve(row: Row | null, key, recorded): Row | null {
+    const event = asRunEvent(recorded);
+    if (event.type === 'approval_requested') return requestedRow(String(key.approval_id), event);
     if (!row) return null;
     if (event.type === 'run_aborted') return row.status === 'pending' ? { ...row, status: 'cancelled' } : row;
+    if (event.type !== 'approval_decided') return row;
+    const { payload } = event.data;
     return {
       ...row,
-      status: String(payload.decision) === 'expired' ? 'expired' : 'decided',
-      decision: String(payload.decision),
-      decided_by: String(payload.decided_by),
+      status: payload.decision === 'expired' ? 'expired' : 'decided',
+      decision: payload.decision,
+      decided_by: payload.decided_by,
       decided_at: event.recordedAt,
       values: payload.values ?? null,
-      comment: (payload.comment as string | null) ?? null,
+      comment: payload.comment ?? null,
     };
   },
 });

@@ -10,7 +10,7 @@ import { foldRun } from '../runs/state.js';
 import { BadRequestError, NotFoundError, PermissionDeniedError, ValidationError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
 import { compileValidator } from '../kernel/validation.js';
-import { runStream } from '../runs/events.js';
+import { asRunEvent, runStream } from '../runs/events.js';
 import { canDecide, decideApproval, DECISIONS, type DecisionInput } from './decide.js';
 import { formSchema, type FeedbackField } from './form.js';
 import { findApproval, type ApprovalRow } from './queries.js';
@@ -38,7 +38,7 @@ export class ApprovalService {
     const stream = runStream(approval.run_id);
     await runCommand(this.store, {
       streams: [stream],
-      decide: (read) => ({ events: { [stream]: decideApproval(foldRun(read.get(stream)!), approvalId, input, principal.userId, this.clock.now()) }, result: undefined }),
+      decide: (read) => ({ events: { [stream]: decideApproval(foldRun(read.get(stream)!.map((e) => asRunEvent(e))), approvalId, input, principal.userId, this.clock.now()) }, result: undefined }),
       // A lost race re-reads the run and finds the approval decided: 409 with a clear reason.
       retries: 2,
       ...(metadata ? { metadata } : {}),

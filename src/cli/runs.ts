@@ -3,10 +3,9 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Pool } from '../db/pool.js';
 import { EventStore } from '../eventstore/store.js';
-import { replayRun, type JournalEntry, type ReplayLine } from '../runs/engine/replay.js';
-import type { RunEventData } from '../runs/events.js';
-import { runStream } from '../runs/events.js';
-import { exportRun, importRun, type RunExport } from '../runs/transfer.js';
+import { replayRun, type ReplayLine } from '../runs/engine/replay.js';
+import { asRunEvent, runStream, type RunEvent } from '../runs/events.js';
+import { exportedRunEvent, exportRun, importRun, type RunExport } from '../runs/transfer.js';
 import { ProjectionRegistry } from '../projections/registry.js';
 import { prepareModelTables } from '../models/boot.js';
 import { RecordCommands } from '../models/records.js';
@@ -43,21 +42,19 @@ export async function importCommand(pool: Pool, projectDir: string, file: string
 /** Replays a run from this database (by id) or from an export file; exit code 1 when any step differs. */
 export async function replayCommand(pool: Pool, projectDir: string, target: string): Promise<number> {
   const { settings, project, store, workflows, models } = await projectStore(pool, projectDir);
-  let journal: JournalEntry[];
+  let journal: RunEvent[];
   let name: string;
   let version: string;
   let definition: JsonObject | null = null;
   if (existsSync(target)) {
     const exported = JSON.parse(await readFile(target, 'utf8')) as RunExport;
-    journal = exported.events as unknown as JournalEntry[];
+    journal = exported.events.map(exportedRunEvent);
     ({ name, schema_version: version, definition } = exported.workflow);
   } else {
-    const events = await store.readWholeStream(runStream(target));
-    if (events.length === 0) throw new Error(`no run ${target} in this database (and no such file)`);
-    journal = events.map((e) => ({ type: e.type, ...(e.data as RunEventData) }));
-    const started = journal[0]!.payload;
-    name = String(started.workflow);
-    version = String(started.schema_version);
+    journal = (await store.readWholeStream(runStream(target))).map((e) => asRunEvent(e));
+    const started = journal[0];
+    if (started?.type !== 'run_started') throw new Error(`no run ${target} in this database (and no such file)`);
+    ({ workflow: name, schema_version: version } = started.data.payload);
   }
   const workflow = workflows.find(name, version) ?? (definition ? forkedWorkflow(definition) : undefined);
   if (!workflow) throw new Error(`workflow ${name} ${version} is neither in this project nor in the export`);

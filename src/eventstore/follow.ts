@@ -83,8 +83,11 @@ export class LogFollower {
     if (listeners) for (const listener of listeners) listener.offer(event);
   }
 
-  /** The stream's events after position `after`: replay from the table, then live; no gap, no duplicate. */
-  subscribeToStream(streamId: string, after = 0): Observable<RecordedEvent> {
+  /**
+   * The stream's events after position `after`: replay from the table, then live; no gap, no
+   * duplicate. `liveOnly` skips the first read of the table: the caller has read up to `after`.
+   */
+  subscribeToStream(streamId: string, after = 0, { liveOnly = false } = {}): Observable<RecordedEvent> {
     return new Observable<RecordedEvent>((subscriber) => {
       let last = after;
       let reading = false;
@@ -131,7 +134,7 @@ export class LogFollower {
       };
       const listeners = this.streamListeners.get(streamId) ?? new Set();
       this.streamListeners.set(streamId, listeners.add(listener));
-      void readFromTable();
+      if (!liveOnly) void readFromTable();
       return () => {
         closed = true;
         listeners.delete(listener);

@@ -4,15 +4,14 @@ import type { EventStore } from '../eventstore/store.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import { foldRun, isTerminal, type RunState, type RunStatus } from './state.js';
 import { ConflictError, NotFoundError } from '../kernel/errors.js';
-import type { JsonObject } from '../kernel/json.js';
-import { runEvent, runStream, type RunEventType } from './events.js';
+import { asRunEvent, runEvent, runStream, type RunEvent } from './events.js';
 
 export type ControlAction = 'pause' | 'resume' | 'abort' | 'steer';
 
 const WAITING_ON_PERSON: readonly RunStatus[] = ['waiting_human', 'waiting_approval'];
 
 /** Pure: the control event for the action, or a 409 when the run is not in a state that takes it. */
-export function decideControl(state: RunState, action: ControlAction, by: string, message?: string): { type: RunEventType; payload: JsonObject } | null {
+export function decideControl(state: RunState, action: ControlAction, by: string, message?: string): RunEvent | null {
   if (!state.exists) throw new NotFoundError('Run not found');
   if (isTerminal(state.status)) throw new ConflictError(`Run is ${state.status}: it takes no more control requests`);
   switch (action) {
@@ -20,15 +19,15 @@ export function decideControl(state: RunState, action: ControlAction, by: string
       if (state.status === 'paused' || state.pauseRequestedBy !== null) return null;
       // Paused at once only when nothing of the run is running (it waits on a person); otherwise the
       // executor pauses it once the step in flight has its outcome journaled.
-      return WAITING_ON_PERSON.includes(state.status) ? { type: 'paused', payload: { by } } : { type: 'pause_requested', payload: { by } };
+      return WAITING_ON_PERSON.includes(state.status) ? runEvent('paused', { by }) : runEvent('pause_requested', { by });
     case 'resume':
       if (state.status !== 'paused' && state.pauseRequestedBy === null) throw new ConflictError(`Run is ${state.status}, not paused`);
-      return { type: 'resumed', payload: { by } };
+      return runEvent('resumed', { by });
     case 'abort':
       // The approval it waited on, if any, is cancelled with it (the approvals read model says so).
-      return { type: 'run_aborted', payload: { by, reason: message ?? 'aborted on request', ...(state.approval ? { approval_id: state.approval.approval_id } : {}) } };
+      return runEvent('run_aborted', { by, reason: message ?? 'aborted on request', ...(state.approval ? { approval_id: state.approval.approval_id } : {}) });
     case 'steer':
-      return { type: 'steered', payload: { by, message: message ?? '' } };
+      return runEvent('steered', { by, message: message ?? '' });
   }
 }
 
@@ -37,8 +36,8 @@ export async function controlRun(store: EventStore, runId: string, action: Contr
   await runCommand(store, {
     streams: [stream],
     decide: (read) => {
-      const decision = decideControl(foldRun(read.get(stream)!), action, by, message);
-      return { events: decision ? { [stream]: [runEvent(decision.type, decision.payload)] } : {}, result: undefined };
+      const event = decideControl(foldRun(read.get(stream)!.map((e) => asRunEvent(e))), action, by, message);
+      return { events: event ? { [stream]: [event] } : {}, result: undefined };
     },
     ...(metadata ? { metadata } : {}),
   });

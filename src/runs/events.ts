@@ -1,6 +1,142 @@
-// Run journal events on `run-<id>` streams. Their type names are the public SSE event names.
-import type { JsonObject } from '../kernel/json.js';
-import type { NewEvent } from '../eventstore/types.js';
+// The run's events on `run-<id>` streams (the run's journal), each with its payload. Their type
+// names are the public SSE event names: stored as written, never renamed.
+import type { ChatAnswer } from '../agents/llm.js';
+import type { McpToolResult } from '../agents/mcpClient.js';
+import type { NewEvent, RecordedEvent } from '../eventstore/types.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../kernel/json.js';
+
+/** Who started the run; steps act with its tenant and user id. */
+export interface RunPrincipal extends JsonObject {
+  user_id: string;
+  groups: string[];
+  scopes: string[];
+  tenant: string | null;
+}
+
+export interface RunError extends JsonObject {
+  message: string;
+  details: string;
+}
+
+/** What a run asks: a person's decision (a HumanInTheLoop step) or an approval of an Agent's tool call. */
+export type Approval = {
+  approval_id: string;
+  kind: 'human' | 'tool';
+  step_id: string;
+  /** The tool call it holds back (kind `tool`). */
+  call_id?: string;
+  workflow: string;
+  title: string;
+  instruction: string | null;
+  form: JsonValue;
+  /** The context values (human) or the tool and its arguments (tool) shown to whoever decides. */
+  display: JsonObject;
+  required_group: string | null;
+  requester_id: string | null;
+  tenant: string | null;
+  expires_at: string | null;
+};
+
+export type ApprovalDecided = {
+  approval_id: string;
+  step_id: string;
+  decision: string;
+  values: JsonObject;
+  comment: string | null;
+  decided_by: string;
+  call_id?: string;
+  /** The tool arguments as a person edited them (decision `edit`). */
+  edited_args?: JsonObject;
+};
+
+/**
+ * What a step's outcome records beside its routing in step_completed (or step_failed): an APICall's
+ * request and response, a ModelOp's operation, an MCP call and its result, an Agent's totals.
+ */
+export type StepReport = {
+  /** APICall: method, url, redacted headers, body; MCP: server, tool, arguments. */
+  request?: JsonObject;
+  response?: { status: number; body: JsonValue };
+  failure?: string;
+  attempts?: number;
+  model?: string;
+  operation?: string;
+  record_id?: string;
+  /** A ModelOp's rendered payload (replay compares it, not generated ids). */
+  payload?: JsonValue;
+  result?: McpToolResult;
+  iterations?: number;
+  tokens_used?: number;
+};
+
+export type StepFinished = {
+  signal: string;
+  duration_ms: number;
+  changes: { set: JsonObject; unset: string[] };
+  /** The step the run goes on with (null: the run ends, or fails on an unrouted signal). */
+  next: string | null;
+  /** step_failed: the step's `_last_error`. */
+  error?: JsonObject;
+} & StepReport;
+
+export type RunStarted = {
+  run_id: string;
+  workflow: string;
+  schema_version: string;
+  input: JsonObject;
+  principal?: RunPrincipal | null;
+  trigger: string;
+  first_step?: string | null;
+};
+
+export type LlmTurn = {
+  iteration: number;
+  /** Steer messages given to the model before this answer. */
+  steers?: string[];
+  response: ChatAnswer;
+  /** The step's total so far. */
+  tokens_used?: number;
+  model: string;
+};
+
+/** `iteration` is the turn whose answer asked for the call (journals older than it lack it: the latest turn). */
+export type ToolCalled = { iteration?: number; call_id: string; tool: string; args: JsonObject };
+
+export type ToolResult = { iteration?: number; call_id: string; tool: string; signal: string; result: JsonValue; changes?: JsonObject };
+
+export type AgentProgress = {
+  type: 'iteration' | 'tool_call' | 'outcome';
+  iteration: number;
+  tokens_used: number;
+  tool_calls?: number;
+  tool?: string;
+  signal?: string;
+};
+
+type ByWhom = { by: string };
+
+export interface RunEventPayloads {
+  run_started: RunStarted;
+  step_started: Record<string, never>;
+  step_completed: StepFinished;
+  step_failed: StepFinished;
+  /** A Router's choice, an Agent's outcome, a decision on an approval. */
+  decision: { decision: string; source: string };
+  llm_turn: LlmTurn;
+  tool_call: ToolCalled;
+  tool_result: ToolResult;
+  agent_progress: AgentProgress;
+  approval_requested: { approval: Approval };
+  approval_decided: ApprovalDecided;
+  pause_requested: ByWhom;
+  paused: ByWhom;
+  resumed: ByWhom;
+  steered: ByWhom & { message: string };
+  run_completed: { output: JsonValue; status_code?: number };
+  run_failed: { error: RunError; status_code?: number };
+  /** `approval_id`: the approval the run waited on, cancelled with it. */
+  run_aborted: ByWhom & { reason: string; approval_id?: string };
+}
 
 export const RUN_EVENT_TYPES = [
   'run_started',
@@ -21,7 +157,7 @@ export const RUN_EVENT_TYPES = [
   'run_completed',
   'run_failed',
   'run_aborted',
-] as const;
+] as const satisfies readonly (keyof RunEventPayloads)[];
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 export const TERMINAL_EVENT_TYPES: readonly RunEventType[] = ['run_completed', 'run_failed', 'run_aborted'];
 /**
@@ -32,16 +168,46 @@ export const TERMINAL_EVENT_TYPES: readonly RunEventType[] = ['run_completed', '
 export const CONTROL_EVENT_TYPES: readonly RunEventType[] = ['pause_requested', 'paused', 'resumed', 'steered', 'run_aborted', 'approval_decided'];
 
 /** `agent_id` is the step id (`run` for run-level events), `engine` the step kind (`Workflow`). */
-export interface RunEventData extends JsonObject {
-  agent_id: string;
-  engine: string;
-  payload: JsonObject;
-}
+export type RunEventData<T extends RunEventType = RunEventType> = { agent_id: string; engine: string; payload: RunEventPayloads[T] };
+
+/** A run event to append (or as folded): `type` tells its payload apart. */
+export type RunEvent<T extends RunEventType = RunEventType> = { [K in T]: NewEvent<K, RunEventData<K>> }[T];
+/** A run event as the store gives it back. */
+export type RecordedRunEvent<T extends RunEventType = RunEventType> = { [K in T]: RecordedEvent<K, RunEventData<K>> }[T];
 
 export const runStream = (runId: string) => `run-${runId}`;
+export const runIdOf = (streamId: string) => streamId.slice('run-'.length);
 export const RUN_AGENT = 'run';
 export const RUN_ENGINE = 'Workflow';
 
-export function runEvent(type: RunEventType, payload: JsonObject, step?: { id: string; kind: string }): NewEvent<RunEventType, RunEventData> {
+export function runEvent<T extends RunEventType>(type: T, payload: RunEventPayloads[T], step?: { id: string; kind: string }): NewEvent<T, RunEventData<T>> {
   return { type, data: { agent_id: step?.id ?? RUN_AGENT, engine: step?.kind ?? RUN_ENGINE, payload } };
+}
+
+/** Whether the event is the run's own (a pause, an abort, the end), not one of a step. */
+export function isRunLevel(event: RunEvent): boolean {
+  return event.data.agent_id === RUN_AGENT && event.data.engine === RUN_ENGINE;
+}
+
+const KNOWN_TYPES: ReadonlySet<string> = new Set(RUN_EVENT_TYPES);
+const CONTROL_TYPES: ReadonlySet<string> = new Set(CONTROL_EVENT_TYPES);
+
+export function isControlEvent(type: string): boolean {
+  return CONTROL_TYPES.has(type);
+}
+
+/**
+ * An event read from a run stream (or an export), narrowed once, here: its type is a run event's and
+ * its data has the run event envelope. Payloads are as their writers (the executor, the control and
+ * approval routes, an import checked against the export schema) wrote them.
+ */
+export function asRunEvent(event: RecordedEvent): RecordedRunEvent;
+export function asRunEvent(event: NewEvent): RunEvent;
+export function asRunEvent(event: NewEvent | RecordedEvent): RunEvent | RecordedRunEvent {
+  const { type, data } = event;
+  if (!KNOWN_TYPES.has(type) || typeof data.agent_id !== 'string' || typeof data.engine !== 'string' || !isJsonObject(data.payload)) {
+    throw new Error(`not a run event: ${type}`);
+  }
+  // The one place a stored event becomes typed: the checks above are what the type promises.
+  return event as RunEvent;
 }

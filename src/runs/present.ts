@@ -1,10 +1,10 @@
 // What runs and their events look like over HTTP: descriptors, journal events, client step frames.
-import type { RunDescriptor, RunEvent, RunStatus } from '../contract/types.js';
+import type { RunDescriptor, RunEvent as PresentedRunEvent, RunStatus } from '../contract/types.js';
 import type { RecordedEvent } from '../eventstore/types.js';
-import type { JsonObject, JsonValue } from '../kernel/json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../kernel/json.js';
 import { publicView } from '../workflows/template.js';
 import type { RunState } from './state.js';
-import type { RunEventData } from './events.js';
+import { asRunEvent, runIdOf } from './events.js';
 
 export interface RunRow {
   id: string;
@@ -79,17 +79,20 @@ export function descriptorOfState(state: RunState): RunDescriptor {
 /** Removes engine-owned keys (leading `_`) wherever a payload carries context. */
 export function sanitizePayload(payload: JsonObject): JsonObject {
   const result: JsonObject = { ...payload };
-  const changes = payload.changes as { set?: JsonObject; unset?: string[] } | undefined;
-  if (changes) result.changes = { set: publicView(changes.set ?? {}), unset: (changes.unset ?? []).filter((k) => !k.startsWith('_')) };
-  if (payload.input && typeof payload.input === 'object' && !Array.isArray(payload.input)) result.input = publicView(payload.input as JsonObject);
+  const { changes, input } = payload;
+  if (isJsonObject(changes)) {
+    const unset = Array.isArray(changes.unset) ? changes.unset : [];
+    result.changes = { set: publicView(isJsonObject(changes.set) ? changes.set : {}), unset: unset.filter((key) => typeof key === 'string' && !key.startsWith('_')) };
+  }
+  if (isJsonObject(input)) result.input = publicView(input);
   return result;
 }
 
 /** A journal event as SSE `data` and in exports: `{run_id, seq, ts, type, agent_id, engine, payload}`. */
-export function presentRunEvent(event: RecordedEvent): RunEvent {
-  const data = event.data as RunEventData;
+export function presentRunEvent(event: RecordedEvent): PresentedRunEvent {
+  const { data } = asRunEvent(event);
   return {
-    run_id: event.streamId.slice('run-'.length),
+    run_id: runIdOf(event.streamId),
     seq: event.streamPosition,
     ts: event.recordedAt,
     type: event.type,

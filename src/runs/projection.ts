@@ -3,7 +3,7 @@ import type { RecordedEvent } from '../eventstore/types.js';
 import type { JsonObject } from '../kernel/json.js';
 import { defineProjection, type Row } from '../projections/types.js';
 import { evolveRun, initialRunState, type RunState } from './state.js';
-import { RUN_EVENT_TYPES, type RunEventData } from './events.js';
+import { asRunEvent, RUN_EVENT_TYPES, runIdOf } from './events.js';
 
 function stateOf(row: Row): RunState {
   return {
@@ -57,10 +57,10 @@ export const runsProjection = defineProjection({
   eventTypes: RUN_EVENT_TYPES,
   // run_started opens the run's stream (appended at version 0): its row never exists before it.
   startsRow: ['run_started'],
-  keysOf: (event: RecordedEvent) => [{ id: event.streamId.slice('run-'.length) }],
+  keysOf: (event: RecordedEvent) => [{ id: runIdOf(event.streamId) }],
   evolve(row: Row | null, _key, event): Row | null {
     if (!row && event.type !== 'run_started') return null;
-    const state = evolveRun(row ? stateOf(row) : initialRunState, event.type, event.data as RunEventData, event.recordedAt, event.streamPosition);
+    const state = evolveRun(row ? stateOf(row) : initialRunState, asRunEvent(event), event.recordedAt, event.streamPosition);
     // The context is not kept here: it lives in the journal.
     return rowOf({ ...state, context: {} });
   },

@@ -1,32 +1,15 @@
 // A run's state, folded from its journal: what the executor resumes from and the read model shows.
-import type { RecordedEvent } from '../eventstore/types.js';
 import type { JsonObject, JsonValue } from '../kernel/json.js';
-import type { RunEventData } from './events.js';
-import { applyChanges, type ContextChanges } from '../workflows/template.js';
+import type { Approval, ApprovalDecided, RecordedRunEvent, RunError, RunEvent, RunPrincipal } from './events.js';
+import { applyChanges } from '../workflows/template.js';
+
+/** The state names who started the run as its run_started event does. */
+export type { RunPrincipal } from './events.js';
 
 export type RunStatus = 'queued' | 'running' | 'waiting_human' | 'waiting_approval' | 'paused' | 'completed' | 'failed' | 'aborted';
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'aborted'];
-
-export interface RunPrincipal extends JsonObject {
-  user_id: string;
-  groups: string[];
-  scopes: string[];
-  tenant: string | null;
-}
-
-export interface RunError extends JsonObject {
-  message: string;
-  details: string;
-}
-
-export interface PendingApproval extends JsonObject {
-  approval_id: string;
-  kind: string;
-  step_id: string;
-  title: string;
-  form: JsonValue;
-  expires_at: string | null;
-}
+/** Nothing of the run runs: it waits for a resume or a decision (not for a worker). */
+export const WAITING_STATUSES: readonly RunStatus[] = ['paused', 'waiting_human', 'waiting_approval'];
 
 export interface RunState {
   exists: boolean;
@@ -52,9 +35,9 @@ export interface RunState {
   pauseRequestedBy: string | null;
   /** Steer messages not yet taken by an agent iteration. */
   steers: string[];
-  approval: PendingApproval | null;
+  approval: Approval | null;
   /** The decision on the last approval, until the step that asked for it completes. */
-  decided: JsonObject | null;
+  decided: ApprovalDecided | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -86,67 +69,95 @@ export function isTerminal(status: RunStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
 }
 
+const waitingOn = (approval: Approval): RunStatus => (approval.kind === 'tool' ? 'waiting_approval' : 'waiting_human');
+
 /** Folds one journal event; `at` is when it was recorded. */
-export function evolveRun(state: RunState, type: string, data: RunEventData, at: string, position: number): RunState {
-  const payload = data.payload;
+export function evolveRun(state: RunState, event: RunEvent, at: string, position: number): RunState {
   const next: RunState = { ...state, version: position, updatedAt: at };
-  switch (type) {
-    case 'run_started':
+  switch (event.type) {
+    case 'run_started': {
+      const { payload } = event.data;
       return {
         ...next,
         exists: true,
-        runId: String(payload.run_id),
-        workflow: String(payload.workflow),
-        schemaVersion: String(payload.schema_version),
-        input: payload.input as JsonObject,
-        principal: (payload.principal as RunPrincipal | null) ?? null,
-        context: payload.input as JsonObject,
-        nextStep: (payload.first_step as string | null) ?? null,
+        runId: payload.run_id,
+        workflow: payload.workflow,
+        schemaVersion: payload.schema_version,
+        input: payload.input,
+        principal: payload.principal ?? null,
+        context: payload.input,
+        nextStep: payload.first_step ?? null,
         status: 'queued',
         createdAt: at,
       };
-    case 'step_started':
-      return isTerminal(state.status) ? next : { ...next, currentStep: data.agent_id, status: state.status === 'paused' ? 'paused' : 'running' };
-    case 'step_completed':
-    case 'step_failed':
-      return {
-        ...next,
-        context: applyChanges(state.context, payload.changes as unknown as ContextChanges),
-        nextStep: (payload.next as string | null) ?? null,
-        currentStep: data.agent_id,
-        decided: null,
-      };
-    case 'approval_requested': {
-      const approval = payload.approval as PendingApproval;
-      return { ...next, status: approval.kind === 'tool' ? 'waiting_approval' : 'waiting_human', approval };
     }
+    case 'step_started':
+      return isTerminal(state.status) ? next : { ...next, currentStep: event.data.agent_id, status: state.status === 'paused' ? 'paused' : 'running' };
+    case 'step_completed':
+    case 'step_failed': {
+      const { payload } = event.data;
+      return { ...next, context: applyChanges(state.context, payload.changes), nextStep: payload.next ?? null, currentStep: event.data.agent_id, decided: null };
+    }
+    case 'approval_requested':
+      return { ...next, status: waitingOn(event.data.payload.approval), approval: event.data.payload.approval };
     case 'approval_decided': {
       const waiting = state.status === 'waiting_human' || state.status === 'waiting_approval';
-      return { ...next, status: waiting ? 'queued' : state.status, approval: null, decided: payload };
+      return { ...next, status: waiting ? 'queued' : state.status, approval: null, decided: event.data.payload };
     }
     case 'pause_requested':
-      return isTerminal(state.status) ? next : { ...next, pauseRequestedBy: String(payload.by) };
+    case 'paused':
+    case 'resumed':
+    case 'steered':
+      return evolveControl(state, next, event);
+    case 'run_completed':
+    case 'run_failed':
+    case 'run_aborted':
+      return evolveEnd(next, event);
+    case 'decision':
+    case 'llm_turn':
+    case 'tool_call':
+    case 'tool_result':
+    case 'agent_progress':
+      return next;
+    default:
+      return unknownEvent(event);
+  }
+}
+
+function evolveControl(state: RunState, next: RunState, event: RunEvent<'pause_requested' | 'paused' | 'resumed' | 'steered'>): RunState {
+  switch (event.type) {
+    case 'pause_requested':
+      return isTerminal(state.status) ? next : { ...next, pauseRequestedBy: event.data.payload.by };
     case 'paused':
       return isTerminal(state.status) ? next : { ...next, status: 'paused', pauseRequestedBy: null };
     case 'resumed':
       // A resume also withdraws a pause that has not taken effect yet.
       if (state.status !== 'paused') return { ...next, pauseRequestedBy: null };
       // A run paused while it waited on an approval goes back to waiting on that same approval.
-      if (state.approval) return { ...next, status: state.approval.kind === 'tool' ? 'waiting_approval' : 'waiting_human' };
+      if (state.approval) return { ...next, status: waitingOn(state.approval) };
       return { ...next, status: 'queued' };
     case 'steered':
-      return { ...next, steers: [...state.steers, String(payload.message)] };
-    case 'run_completed':
-      return { ...next, status: 'completed', output: payload.output ?? null, statusCode: Number(payload.status_code ?? 201), approval: null, pauseRequestedBy: null };
-    case 'run_failed':
-      return { ...next, status: 'failed', error: payload.error as RunError, statusCode: Number(payload.status_code ?? 500), approval: null, pauseRequestedBy: null };
-    case 'run_aborted':
-      return { ...next, status: 'aborted', approval: null, pauseRequestedBy: null };
-    default:
-      return next;
+      return { ...next, steers: [...state.steers, event.data.payload.message] };
   }
 }
 
-export function foldRun(events: readonly RecordedEvent[], from: RunState = initialRunState): RunState {
-  return events.reduce((state, e) => evolveRun(state, e.type, e.data as RunEventData, e.recordedAt, e.streamPosition), from);
+function evolveEnd(next: RunState, event: RunEvent<'run_completed' | 'run_failed' | 'run_aborted'>): RunState {
+  const ended = { ...next, approval: null, pauseRequestedBy: null };
+  switch (event.type) {
+    case 'run_completed':
+      return { ...ended, status: 'completed', output: event.data.payload.output ?? null, statusCode: event.data.payload.status_code ?? 201 };
+    case 'run_failed':
+      return { ...ended, status: 'failed', error: event.data.payload.error, statusCode: event.data.payload.status_code ?? 500 };
+    case 'run_aborted':
+      return { ...ended, status: 'aborted' };
+  }
+}
+
+/** Every run event type has its case above: a new one fails to compile until it does. */
+function unknownEvent(event: never): never {
+  throw new Error(`no evolve for run event ${(event as { type: string }).type}`);
+}
+
+export function foldRun(events: readonly RecordedRunEvent[], from: RunState = initialRunState): RunState {
+  return events.reduce((state, e) => evolveRun(state, e, e.recordedAt, e.streamPosition), from);
 }

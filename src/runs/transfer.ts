@@ -7,11 +7,16 @@ import { isUuid } from '../kernel/ids.js';
 import type { JsonObject } from '../kernel/json.js';
 import { compileValidator } from '../kernel/validation.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
-import { RUN_EVENT_TYPES, runStream } from './events.js';
+import { asRunEvent, RUN_EVENT_TYPES, runStream, type RunEvent } from './events.js';
 import { presentRunEvent, runDescriptor } from './present.js';
 import { findRun } from './queries.js';
 
 export const RUN_EXPORT_FORMAT = 'svc.run/v1';
+
+/** An event of an export (as presentRunEvent shows it) as the run event it was. */
+export function exportedRunEvent(event: JsonObject): RunEvent {
+  return asRunEvent({ type: String(event.type), data: { agent_id: String(event.agent_id), engine: String(event.engine), payload: event.payload ?? null } });
+}
 
 export interface RunExport extends JsonObject {
   format: string;
@@ -87,13 +92,9 @@ export async function importRun(store: EventStore, document: unknown, { resume =
   events.forEach((event, index) => {
     if (Number(event.seq) !== index + 1) throw new BadRequestError(`events must be numbered 1..n without gaps (seq ${String(event.seq)} at ${index + 1})`);
   });
-  const journal = events.map((event) => ({
-    type: String(event.type),
-    data: { agent_id: String(event.agent_id), engine: String(event.engine), payload: event.payload as JsonObject },
-    recordedAt: String(event.ts),
-  }));
+  const journal = events.map((event) => ({ ...exportedRunEvent(event), recordedAt: String(event.ts) }));
   // The journal, not the descriptor beside it, says whether the run is over.
-  const state = journal.reduce((folded, event, index) => evolveRun(folded, event.type, event.data, event.recordedAt, index + 1), initialRunState);
+  const state = journal.reduce((folded, event, index) => evolveRun(folded, event, event.recordedAt, index + 1), initialRunState);
   if (!state.exists) throw new BadRequestError('the journal does not start the run (no run_started event)');
   if (!isTerminal(state.status) && !resume) {
     throw new BadRequestError(

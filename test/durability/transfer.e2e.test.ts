@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type pg from 'pg';
-import { AGENT_KEPT, replayRun, type JournalEntry } from '../../src/runs/engine/replay.js';
+import { AGENT_KEPT, replayRun } from '../../src/runs/engine/replay.js';
+import type { RunEvent } from '../../src/runs/events.js';
 import type { StepDeps } from '../../src/runs/engine/steps/types.js';
 import type { Service } from '../../src/main.js';
 import { forkedWorkflow } from '../../src/app/project.js';
@@ -253,9 +254,9 @@ describe('replayRun: steps that are not re-executed', () => {
       ],
     },
   });
-  const entry = (type: string, agent_id: string, engine: string, payload: Record<string, unknown>) => ({ type, agent_id, engine, payload }) as JournalEntry;
+  const entry = (type: string, agent_id: string, engine: string, payload: Record<string, unknown>) => ({ type, data: { agent_id, engine, payload } }) as RunEvent;
   const decision = { approval_id: 'a1', step_id: 'check', decision: 'approve', values: { ok: true }, comment: null, decided_by: 'u1' };
-  const journal = (decided: Record<string, unknown> | null, signal = 'approve'): JournalEntry[] => [
+  const journal = (decided: Record<string, unknown> | null, signal = 'approve'): RunEvent[] => [
     entry('run_started', 'run', 'Workflow', { run_id: 'r1', workflow: 'mixed', schema_version: 'v1', input: {}, principal: null, first_step: 'think' }),
     entry('step_started', 'think', 'Agent', {}),
     entry('llm_turn', 'think', 'Agent', { iteration: 1, response: 'done' }),
@@ -264,7 +265,7 @@ describe('replayRun: steps that are not re-executed', () => {
     ...(decided ? [entry('approval_decided', 'check', 'HumanInTheLoop', decided)] : []),
     entry('step_completed', 'check', 'HumanInTheLoop', { signal, changes: { set: { check: { ...decision, approval_id: undefined, step_id: undefined } }, unset: [] }, next: null }),
   ];
-  const replay = (entries: JournalEntry[]) => replayRun(workflow, JSON.parse(JSON.stringify(entries)) as JournalEntry[], {} as StepDeps);
+  const replay = (entries: RunEvent[]) => replayRun(workflow, JSON.parse(JSON.stringify(entries)) as RunEvent[], {} as StepDeps);
 
   it('an Agent step is KEPT; a HumanInTheLoop step is judged by its recorded decision', async () => {
     expect(await replay(journal(decision))).to.deep.equal([

@@ -1,14 +1,15 @@
-// An Agent step on a drive: the agent loop's host (journal, checkpoints, steers, tools) over the run's journal.
-import type { RecordedEvent } from '../../eventstore/types.js';
-import type { JsonObject } from '../../kernel/json.js';
-import { runEvent, type RunEventData } from '../events.js';
+// An Agent step on a drive: the agent loop's host (appends, checkpoints, steers, tools) over the run's journal.
+import { runEvent, type RecordedRunEvent, type RunEvent } from '../events.js';
 import type { StepDefinition } from '../../workflows/definition.js';
-import { runAgent, type AgentDeps, type AgentHost } from './agent.js';
-import { DriveStopped, timesRun, type Drive, type DriveWriter } from './drive.js';
+import { runAgent } from './agent.js';
+import type { AgentHost } from './agentRun.js';
+import type { AgentDeps } from './agentSetup.js';
+import { DriveStopped, type Drive } from './drive.js';
+import type { DriveWriter } from './driveWriter.js';
 import { stepEvents } from './outcome.js';
 import { isTerminal } from '../state.js';
-import { STEP_EXECUTORS } from './steps/index.js';
-import type { StepDeps, StepOutcome } from './steps/types.js';
+import { callStep, stepInput } from './stepCall.js';
+import { errorOutcome, type StepDeps, type StepOutcome } from './steps/types.js';
 
 export interface AgentStepDeps {
   steps: StepDeps;
@@ -19,36 +20,39 @@ export interface AgentStepDeps {
 /** An agent step: journal as it goes; pauses, approvals and aborts stop the drive mid-step. */
 export async function runAgentStep(drive: Drive, step: StepDefinition, writer: DriveWriter, deps: AgentStepDeps): Promise<void> {
   const started = performance.now();
-  const resuming = isStepOpen(drive.journal, step.id);
-  if (!resuming) {
+  const opened = lastStepStart(drive.recorded, step.id);
+  // A resume mid-step finds the step open: its step_started is not journaled again.
+  if (opened === undefined) {
     writer.push(drive, runEvent('step_started', {}, step));
     await writer.flush(drive);
   }
-  const startIndex = lastStepStart(drive.journal, step.id) ?? drive.journal.length;
-  const agentDeps = deps.agents;
-  if (!agentDeps) {
-    for (const event of stepEvents(drive.workflow, step, { signal: 'error', changes: { set: { _last_error: { message: 'no AgentModel is configured', step: step.id } }, unset: [] } }, 0)) writer.push(drive, event);
-    await writer.flush(drive);
-    return;
-  }
-  const consumedSteers = drive.journal.filter((e) => e.type === 'llm_turn').reduce((n, e) => n + (((e.data as RunEventData).payload.steers as string[] | undefined)?.length ?? 0), 0);
+  if (!deps.agents) return finishStep(drive, step, writer, errorOutcome('no AgentModel is configured', { step: step.id }), 0);
+  const prior = drive.recorded.slice((opened ?? drive.recorded.length - 1) + 1);
+  const result = await runAgent(agentHost(drive, step, writer, deps.steps, prior), deps.agents);
+  if ('stopped' in result || drive.fenced || isTerminal(drive.state.status)) return;
+  await finishStep(drive, step, writer, result.outcome, Math.round(performance.now() - started));
+}
+
+async function finishStep(drive: Drive, step: StepDefinition, writer: DriveWriter, outcome: StepOutcome, durationMs: number): Promise<void> {
+  for (const event of stepEvents(drive.workflow, step, outcome, durationMs)) writer.push(drive, event);
+  await writer.flush(drive);
+}
+
+function agentHost(drive: Drive, step: StepDefinition, writer: DriveWriter, steps: StepDeps, prior: RunEvent[]): AgentHost {
+  // Steers earlier turns took (of any Agent step of the run) are not given to the model again.
+  const consumedSteers = drive.recorded.reduce((n, e) => n + (e.type === 'llm_turn' ? (e.data.payload.steers?.length ?? 0) : 0), 0);
   let steersTaken = 0;
-  const host: AgentHost = {
+  return {
     runId: drive.runId,
     workflow: drive.workflow,
     step,
     context: drive.state.context,
     principal: drive.state.principal,
-    prior: drive.journal.slice(startIndex + 1).map((e) => ({ type: e.type, payload: (e.data as RunEventData).payload })),
+    prior,
     aborted: drive.aborted.signal,
-    journal: async (events) => {
+    append: async (events) => {
       for (const event of events) writer.push(drive, event);
-      try {
-        await writer.flush(drive);
-      } catch (error) {
-        if (error instanceof DriveStopped) return false;
-        throw error;
-      }
+      if (!(await flushUnlessStopped(drive, writer))) return false;
       // A pause that came in with this append stops the agent here too; it resumes from its journal.
       return isRunnable(drive, writer);
     },
@@ -65,29 +69,27 @@ export async function runAgentStep(drive: Drive, step: StepDefinition, writer: D
       return fresh;
     },
     runTool: async (target, args, resultEvents) => {
-      const execute = STEP_EXECUTORS[target.kind];
-      const toolStep = { ...target, config: { ...target.config, params: { ...((target.config.params as JsonObject | undefined) ?? {}), ...args } } };
-      const input = { runId: drive.runId, workflow: drive.workflow, step: toolStep, context: { ...drive.state.context, ...args }, principal: drive.state.principal, at: writer.now(), visit: timesRun(drive, target.id) };
-      let outcome: StepOutcome | undefined;
       try {
-        if (target.kind === 'ModelOp') {
-          await writer.flush(drive, async (tx) => resultEvents((outcome = await execute(input, deps.steps, tx))));
-        } else {
-          outcome = await execute(input, deps.steps);
-          for (const event of resultEvents(outcome)) writer.push(drive, event);
-          await writer.flush(drive);
-        }
+        const outcome = await callStep(drive, writer, steps, stepInput(drive, target, writer.now(), args), resultEvents);
+        if (drive.pending.length > 0) await writer.flush(drive);
+        return drive.fenced || isTerminal(drive.state.status) ? undefined : outcome;
       } catch (error) {
         if (error instanceof DriveStopped) return undefined;
         throw error;
       }
-      return drive.fenced || isTerminal(drive.state.status) ? undefined : outcome;
     },
   };
-  const result = await runAgent(host, agentDeps);
-  if ('stopped' in result || drive.fenced || isTerminal(drive.state.status)) return;
-  for (const event of stepEvents(drive.workflow, step, result.outcome, Math.round(performance.now() - started))) writer.push(drive, event);
-  await writer.flush(drive);
+}
+
+/** Flushes what is pending; false when the drive was stopped (its lease lost, the run ended elsewhere). */
+async function flushUnlessStopped(drive: Drive, writer: DriveWriter): Promise<boolean> {
+  try {
+    await writer.flush(drive);
+    return true;
+  } catch (error) {
+    if (error instanceof DriveStopped) return false;
+    throw error;
+  }
 }
 
 /** Whether the agent may go on: a requested pause takes effect first (nothing of the run runs now). */
@@ -101,22 +103,16 @@ async function isRunnable(drive: Drive, writer: DriveWriter): Promise<boolean> {
   return !drive.fenced && !isTerminal(drive.state.status) && drive.state.status !== 'paused';
 }
 
-/** Whether the step's latest step_started has no step_completed/step_failed after it (a resume mid-step). */
-function isStepOpen(journal: readonly RecordedEvent[], stepId: string): boolean {
+/**
+ * Index in the journal of the step's latest step_started when the step is open (no step_completed or
+ * step_failed after it: a resume mid-step); undefined when it is not.
+ */
+function lastStepStart(journal: readonly RecordedRunEvent[], stepId: string): number | undefined {
   for (let i = journal.length - 1; i >= 0; i--) {
     const event = journal[i]!;
-    if ((event.data as RunEventData).agent_id !== stepId) continue;
-    if (event.type === 'step_completed' || event.type === 'step_failed') return false;
-    if (event.type === 'step_started') return true;
-  }
-  return false;
-}
-
-/** Index in the journal of the step's latest step_started. */
-function lastStepStart(journal: readonly RecordedEvent[], stepId: string): number | undefined {
-  for (let i = journal.length - 1; i >= 0; i--) {
-    const event = journal[i]!;
-    if (event.type === 'step_started' && (event.data as RunEventData).agent_id === stepId) return i;
+    if (event.data.agent_id !== stepId) continue;
+    if (event.type === 'step_completed' || event.type === 'step_failed') return undefined;
+    if (event.type === 'step_started') return i;
   }
   return undefined;
 }

@@ -1,6 +1,6 @@
-// The durable executor: runs a workflow's steps, journaling each outcome on the run stream before
-// moving on. Optimistic concurrency on the stream fences two workers; control events (pause,
-// steer, abort) written by any worker are merged in between steps.
+// The durable executor's scheduler: starts and resumes drives of runs (the step runner runs their
+// steps, claims.ts picks up runs nobody drives), holds and gives up their leases, and routes control
+// events to the drives they concern. Optimistic concurrency on the run stream fences two workers.
 import { randomUUID } from 'node:crypto';
 import type { Subscription } from 'rxjs';
 import { isConnectionLoss } from '../../db/connectionLoss.js';
@@ -12,20 +12,19 @@ import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import type { JsonObject } from '../../kernel/json.js';
 import type { Logger } from '../../kernel/logger.js';
-import { CONTROL_EVENT_TYPES, runEvent, runStream, type RunEventType } from '../events.js';
-import { endsPurely, SLOW_KINDS, type StepDefinition, type WorkflowDefinition } from '../../workflows/definition.js';
+import { asRunEvent, isControlEvent, runEvent, runIdOf, runStream, type RunPrincipal } from '../events.js';
+import type { WorkflowDefinition } from '../../workflows/definition.js';
 import type { WorkflowRegistry } from '../../workflows/registry.js';
-import type { AgentDeps } from './agent.js';
-import { runAgentStep } from './agentStep.js';
-import { applyLocal, DriveStopped, DriveWriter, timesRun, type Drive } from './drive.js';
-import { RunJournal } from './journal.js';
+import type { AgentDeps } from './agentSetup.js';
+import { DriveStopped, newDrive, type Drive } from './drive.js';
+import { DriveWriter } from './driveWriter.js';
 import { notRecordedError, recordingOf, type RunRecording } from './recording.js';
-import { acquireLease, claimRuns, keepLease, releaseLease, renewLeases } from './leases.js';
-import { finalOutcome, stepEvents } from './outcome.js';
-import { foldRun, initialRunState, isTerminal, type RunPrincipal, type RunState } from '../state.js';
-import { humanApproval, humanOutcome } from './steps/human.js';
-import { STEP_EXECUTORS } from './steps/index.js';
-import type { StepDeps, StepOutcome } from './steps/types.js';
+import { RunClaims } from './claims.js';
+import { acquireLease, keepLease, releaseLease } from './leases.js';
+import { RunGroupCommit } from './runGroupCommit.js';
+import { foldRun, initialRunState, isTerminal, WAITING_STATUSES, type RunState } from '../state.js';
+import { StepRunner } from './stepRunner.js';
+import type { StepDeps } from './steps/types.js';
 
 export interface ExecutorOptions {
   store: EventStore;
@@ -49,10 +48,18 @@ export interface StartRun {
   trigger: string;
 }
 
-const WAITING: readonly RunState['status'][] = ['paused', 'waiting_human', 'waiting_approval'];
+export interface StartedRun {
+  runId: string;
+  /** The run as journaled when startRun returned (with `commitFirst`: as a 202 describes it). */
+  journaled: RunState;
+  /** Resolves with the run as journaled when its drive here ends. */
+  finished: Promise<RunState>;
+  /** When (or whether) run_started reached the journal. */
+  recording: Promise<RunRecording>;
+}
 
 /** Two commits in flight: one is in PostgreSQL while the next fills up. */
-const JOURNAL_LIMITS = { maxBatch: 100, maxInFlight: 2 };
+const GROUP_COMMIT_LIMITS = { maxBatch: 100, maxInFlight: 2 };
 
 /** How long a run whose workflow version is not loaded here stays out of claims before it is tried again. */
 const UNRUNNABLE_PARK_MS = 60_000;
@@ -64,46 +71,38 @@ export class RunExecutor {
   private readonly finished = new Map<string, Promise<RunState>>();
   /** Runs whose resume is between its first check and its drive starting (a lease is re-entrant per owner). */
   private readonly resuming = new Set<string>();
-  /** Runs whose drive here ended when the database went away, to resume once it is back. */
-  private readonly cutOff = new Set<string>();
   private subscriptions: Subscription[] = [];
-  private heartbeat: NodeJS.Timeout | undefined;
-  private claimTimer: NodeJS.Timeout | undefined;
-  private claiming = false;
   private stopped = false;
 
   private readonly writer: DriveWriter;
+  private readonly runner: StepRunner;
+  private readonly claims: RunClaims;
 
   constructor(private readonly options: ExecutorOptions) {
-    this.writer = new DriveWriter(options.store, new RunJournal(options.store, this.owner, options.leaseMs, JOURNAL_LIMITS), options.clock);
+    const { store, clock, leaseMs } = options;
+    const here = { ...options, pool: store.pool, owner: this.owner };
+    this.writer = new DriveWriter(store, new RunGroupCommit(store, this.owner, leaseMs, GROUP_COMMIT_LIMITS), clock);
+    this.runner = new StepRunner(this.writer, here);
+    this.claims = new RunClaims(here, { activeRunIds: () => [...this.active.keys()], resume: (runId) => this.resume(runId) });
   }
 
-  /** Listens for control events of the runs it drives, heartbeats leases, claims orphaned runs. */
+  /** Listens for control events (resumes and decisions of runs not driven here), heartbeats leases, claims orphaned runs. */
   async start(): Promise<void> {
-    const { follower, store, leaseMs, claimIntervalMs } = this.options;
+    const { follower, store, logger } = this.options;
     const onEvent = (event: RecordedEvent) => this.onRunEvent(event);
     const head = await selectGlobalHead(store.pool);
     this.subscriptions = [
       follower.localCommits$.subscribe(onEvent),
-      follower.subscribeToAll(head, ['run']).subscribe({ next: onEvent, error: (error: unknown) => this.options.logger.error({ err: error }, 'run feed failed') }),
+      follower.subscribeToAll(head, ['run']).subscribe({ next: onEvent, error: (error: unknown) => logger.error({ err: error }, 'run feed failed') }),
     ];
-    this.heartbeat = setInterval(() => {
-      renewLeases(store.pool, [...this.active.keys()], this.owner, leaseMs).catch((error: unknown) =>
-        this.options.logger.warn({ err: error }, 'renewing run leases failed'),
-      );
-    }, Math.max(100, Math.floor(leaseMs / 3)));
-    this.heartbeat.unref();
-    this.claimTimer = setInterval(() => void this.claim(), claimIntervalMs);
-    this.claimTimer.unref();
-    void this.claim();
+    this.claims.start();
   }
 
   /** Stops claiming; runs in flight finish their current step and keep their journal. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.subscriptions.forEach((s) => s.unsubscribe());
-    clearInterval(this.heartbeat);
-    clearInterval(this.claimTimer);
+    this.claims.stop();
     await Promise.allSettled([...this.finished.values()]);
   }
 
@@ -114,45 +113,17 @@ export class RunExecutor {
   /**
    * Starts a run. With `commitFirst` the run is durable before this returns (a 202 answer), or this
    * throws (UnavailableError when the database did not record it); otherwise run_started goes out
-   * with the first step's journal entry, and `recording` says when (or whether) it did.
-   * `finished` resolves with the run as journaled when its drive here ends.
+   * with the first step's events, and `recording` says when (or whether) it did.
    */
-  async startRun(
-    request: StartRun,
-    commitFirst: boolean,
-  ): Promise<{ runId: string; finished: Promise<RunState>; recording: Promise<RunRecording>; journaled: RunState }> {
+  async startRun(request: StartRun, commitFirst: boolean): Promise<StartedRun> {
     const runId = newId();
     const { workflow } = request;
-    const started = runEvent('run_started', {
-      run_id: runId,
-      workflow: workflow.name,
-      schema_version: workflow.version,
-      input: request.input,
-      principal: request.principal,
-      trigger: request.trigger,
-      first_step: workflow.steps[0]?.id ?? null,
-    });
     let settleRecording: (recording: RunRecording) => void = () => undefined;
     const recording = new Promise<RunRecording>((resolve) => {
       settleRecording = resolve;
     });
-    const drive: Drive = {
-      runId,
-      stream: runStream(runId),
-      workflow,
-      committed: initialRunState,
-      journal: [],
-      state: applyLocal(initialRunState, started, this.writer.now()),
-      pending: [started],
-      holdsLease: false,
-      leaseSeenAt: 0,
-      interrupted: false,
-      fenced: false,
-      unsureWrite: false,
-      markDurable: () => settleRecording(recordingOf(drive)),
-      flushing: Promise.resolve(),
-      aborted: new AbortController(),
-    };
+    const drive: Drive = newDrive({ runId, workflow, recorded: [], committed: initialRunState, markDurable: () => settleRecording(recordingOf(drive)) });
+    this.writer.push(drive, runStarted(runId, request));
     this.active.set(runId, drive);
     if (commitFirst) {
       try {
@@ -165,7 +136,7 @@ export class RunExecutor {
     }
     // As journaled when this returns: with `commitFirst`, the run as a 202 describes it, no read needed.
     const journaled = drive.committed;
-    const finished = this.track(runId, this.drive(drive));
+    const finished = this.launch(drive);
     // A drive that ends before the run was ever journaled (the database went away) settles it too.
     void finished.then(() => settleRecording(recordingOf(drive)));
     return { runId, finished, recording, journaled };
@@ -195,86 +166,48 @@ export class RunExecutor {
   }
 
   private async resumeDrive(runId: string): Promise<void> {
-    const { store, leaseMs } = this.options;
+    const { store, leaseMs, logger } = this.options;
     const askedAt = performance.now();
     if (!(await acquireLease(store.pool, runId, this.owner, leaseMs))) return;
-    const journal = await store.readWholeStream(runStream(runId));
-    const committed = foldRun(journal);
-    const workflow = committed.exists ? this.options.workflows.find(committed.workflow, committed.schemaVersion) : undefined;
-    if (committed.exists && !isTerminal(committed.status) && !WAITING.includes(committed.status) && !workflow) {
+    const recorded = (await store.readWholeStream(runStream(runId))).map((e) => asRunEvent(e));
+    const committed = foldRun(recorded);
+    const isRunnable = committed.exists && !isTerminal(committed.status) && !WAITING_STATUSES.includes(committed.status);
+    const workflow = isRunnable ? this.options.workflows.find(committed.workflow, committed.schemaVersion) : undefined;
+    if (isRunnable && !workflow) {
       // Parked, not released: claims would pick this oldest run again at every tick, ahead of runs
       // that can go on. Another worker that has the version loaded (a rolling deploy) gets it later.
-      this.options.logger.error({ runId, workflow: committed.workflow, version: committed.schemaVersion }, 'run cannot resume: its workflow version is not loaded here');
+      logger.error({ runId, workflow: committed.workflow, version: committed.schemaVersion }, 'run cannot resume: its workflow version is not loaded here');
       await keepLease(store.pool, runId, this.owner, UNRUNNABLE_PARK_MS);
       return;
     }
-    if (!committed.exists || isTerminal(committed.status) || WAITING.includes(committed.status) || !workflow) {
+    if (!workflow) {
       await releaseLease(store.pool, runId, this.owner);
       return;
     }
-    const drive: Drive = {
-      runId,
-      stream: runStream(runId),
-      workflow,
-      committed,
-      journal,
-      state: committed,
-      pending: [],
-      holdsLease: true,
-      leaseSeenAt: askedAt,
-      interrupted: false,
-      fenced: false,
-      unsureWrite: false,
-      markDurable: () => undefined,
-      flushing: Promise.resolve(),
-      aborted: new AbortController(),
-    };
+    const drive = newDrive({ runId, workflow, recorded, committed, leaseSeenAt: askedAt });
     this.active.set(runId, drive);
-    void this.track(runId, this.drive(drive));
+    void this.launch(drive);
   }
 
-  private track(runId: string, run: Promise<RunState>): Promise<RunState> {
-    this.finished.set(runId, run);
+  /** Runs the drive's steps, tracked until it ends; answers the run as journaled then. */
+  private launch(drive: Drive): Promise<RunState> {
+    const run = this.drive(drive);
+    this.finished.set(drive.runId, run);
     void run.finally(() => {
-      if (this.finished.get(runId) === run) this.finished.delete(runId);
+      if (this.finished.get(drive.runId) === run) this.finished.delete(drive.runId);
     });
     return run;
   }
 
   private async drive(drive: Drive): Promise<RunState> {
+    const control = this.followControl(drive);
     try {
-      while (!drive.fenced) {
-        if (drive.interrupted) {
-          drive.interrupted = false;
-          await this.writer.catchUp(drive);
-        }
-        if (drive.fenced) break;
-        await this.writer.pauseIfRequested(drive);
-        const { status, nextStep } = drive.state;
-        if (isTerminal(status) || WAITING.includes(status)) break;
-        if (nextStep === null) {
-          await this.finish(drive);
-          break;
-        }
-        // A stall (GC, a blocked event loop) may have outlived the lease: never start a step on a run another process may have taken over.
-        if (drive.holdsLease && performance.now() - drive.leaseSeenAt > this.options.leaseMs / 2) {
-          const askedAt = performance.now();
-          if (!(await keepLease(this.options.store.pool, drive.runId, this.owner, this.options.leaseMs))) throw new DriveStopped('lease lapsed');
-          drive.leaseSeenAt = askedAt;
-        }
-        const step = drive.workflow.steps.find((s) => s.id === nextStep);
-        if (!step) {
-          this.writer.push(drive, runEvent('run_failed', { error: { message: `step ${nextStep} is not in the workflow`, details: drive.workflow.name }, status_code: 500 }));
-          await this.writer.flush(drive);
-          break;
-        }
-        await this.runStep(drive, step);
-      }
-      if (drive.pending.length > 0 && !drive.fenced) await this.writer.flush(drive);
+      await this.runner.run(drive);
     } catch (error) {
       if (isConnectionLoss(error)) this.leaveForResume(drive, error);
-      else if (!(error instanceof DriveStopped)) await this.failOnEngineError(drive, error);
+      else if (!(error instanceof DriveStopped)) await this.runner.failOnEngineError(drive, error);
     } finally {
+      control.unsubscribe();
       this.active.delete(drive.runId);
       if (drive.holdsLease) await releaseLease(this.options.store.pool, drive.runId, this.owner).catch(() => undefined);
     }
@@ -284,73 +217,24 @@ export class RunExecutor {
   }
 
   /**
+   * The drive hears its run's control events (from any process) on the run's own stream as soon as
+   * they are committed: a long transaction elsewhere on the cluster, which holds the global feed
+   * back, does not keep an abort from cancelling the model call in flight. Live only: what the
+   * journal held when the drive started is in its state already.
+   */
+  private followControl(drive: Drive): Subscription {
+    return this.options.follower.subscribeToStream(drive.stream, drive.committed.version, { liveOnly: true }).subscribe((event) => {
+      if (isControlEvent(event.type)) interrupt(drive, event.type);
+    });
+  }
+
+  /**
    * The database went away under the drive: nothing failed, so nothing is journaled as failed. A run
    * that may be in the journal is resumed by the claim loop once the database is back.
    */
   private leaveForResume(drive: Drive, error: unknown): void {
     this.options.logger.warn({ err: error, runId: drive.runId }, 'the database connection was lost under a run; it resumes once the database is back');
-    if (drive.committed.exists || drive.unsureWrite) this.cutOff.add(drive.runId);
-  }
-
-  private async runStep(drive: Drive, step: StepDefinition): Promise<void> {
-    if (step.kind === 'HumanInTheLoop') return this.runHumanStep(drive, step);
-    if (step.kind === 'Agent') return runAgentStep(drive, step, this.writer, this.options);
-    const started = performance.now();
-    this.writer.push(drive, runEvent('step_started', {}, step));
-    // Before anything leaves the process, the journal says the step began (it may run twice after a crash).
-    if (SLOW_KINDS.includes(step.kind)) await this.writer.flush(drive);
-    if (drive.fenced || isTerminal(drive.state.status)) return;
-    const execute = STEP_EXECUTORS[step.kind];
-    const input = { runId: drive.runId, workflow: drive.workflow, step, context: drive.state.context, principal: drive.state.principal, at: this.writer.now(), visit: timesRun(drive, step.id) };
-    const eventsOf = (outcome: StepOutcome) => stepEvents(drive.workflow, step, outcome, Math.round(performance.now() - started));
-    if (step.kind === 'ModelOp') {
-      // The record write and the step's journal entry commit together, or neither does.
-      await this.writer.flush(drive, async (tx) => eventsOf(await execute(input, this.options.steps, tx)));
-      return;
-    }
-    const outcome = await execute(input, this.options.steps);
-    for (const event of eventsOf(outcome)) this.writer.push(drive, event);
-    // A runner may have touched the outside world: journal it before moving on, unless all that is
-    // left are Router and Response steps (nothing leaves the process): then it goes out with the
-    // run's end, one commit fewer. A crash before that commit runs the step again, as a crash during it would.
-    if (step.kind === 'Router' || step.kind === 'Response') return;
-    const next = drive.state.nextStep;
-    if (next !== null && !isTerminal(drive.state.status) && !endsPurely(drive.workflow, next)) await this.writer.flush(drive);
-  }
-
-  /**
-   * First visit: ask for a decision (approval_requested) and wait; the run is released. After a
-   * decision (or expiry) the run is resumed here and the step completes with it as its signal.
-   */
-  private async runHumanStep(drive: Drive, step: StepDefinition): Promise<void> {
-    const decided = drive.state.decided;
-    if (decided && decided.step_id === step.id) {
-      for (const event of stepEvents(drive.workflow, step, humanOutcome(step, decided), 0)) this.writer.push(drive, event);
-      await this.writer.flush(drive);
-      return;
-    }
-    this.writer.push(drive, runEvent('step_started', {}, step));
-    this.writer.push(drive, runEvent('approval_requested', { approval: humanApproval(step, drive.workflow.name, drive.state, this.options.clock.now()) }, step));
-    await this.writer.flush(drive);
-  }
-
-  private async finish(drive: Drive): Promise<void> {
-    this.writer.push(drive, finalOutcome(drive.workflow, drive.state.context, this.options.steps.models));
-    await this.writer.flush(drive);
-  }
-
-  private async failOnEngineError(drive: Drive, error: unknown): Promise<void> {
-    this.options.logger.error({ err: error, runId: drive.runId }, 'run failed on an engine error');
-    if (drive.fenced || isTerminal(drive.committed.status)) return;
-    // What failed to journal is dropped, except run_started: the failure is recorded on a run that exists.
-    const unjournaledStart = drive.committed.exists ? [] : drive.pending.filter((event) => event.type === 'run_started');
-    drive.pending = [];
-    drive.state = drive.committed;
-    for (const event of unjournaledStart) this.writer.push(drive, event);
-    // The error's own text (a database refusal, a connection error) is for the log, never for the client.
-    const details = `run ${drive.runId} failed on an internal error; the service log has the cause`;
-    this.writer.push(drive, runEvent('run_failed', { error: { message: 'engine failure', details }, status_code: 500 }));
-    await this.writer.flush(drive).catch((flushError: unknown) => this.options.logger.error({ err: flushError, runId: drive.runId }, 'could not journal the failure'));
+    if (drive.committed.exists || drive.unsureWrite) this.claims.resumeWhenBack(drive.runId);
   }
 
   /**
@@ -367,43 +251,26 @@ export class RunExecutor {
     });
   }
 
+  /**
+   * Control events from the gated global feed and this process's commits: a run not driven here is
+   * resumed by a resume or a decision. (A drive follows its own stream; this is its fallback for
+   * events committed before it subscribed.)
+   */
   private onRunEvent(event: RecordedEvent): void {
-    if (event.streamType !== 'run' || !CONTROL_EVENT_TYPES.includes(event.type as RunEventType)) return;
-    const runId = event.streamId.slice('run-'.length);
+    if (event.streamType !== 'run' || !isControlEvent(event.type)) return;
+    const runId = runIdOf(event.streamId);
     const drive = this.active.get(runId);
-    if (drive) {
-      drive.interrupted = true;
-      if (event.type === 'run_aborted') drive.aborted.abort();
-    } else if (event.type === 'resumed' || event.type === 'approval_decided') void this.resume(runId).catch((error: unknown) => this.options.logger.warn({ err: error, runId }, 'resume failed'));
-  }
-
-  /** Picks up runs nobody drives (their process died, or they were resumed elsewhere). */
-  private async claim(): Promise<void> {
-    if (this.claiming || this.stopped) return;
-    this.claiming = true;
-    try {
-      // Runs an outage cut off here first: their lease may still be this process's own (its release
-      // failed with the database away), which other claimers would wait out.
-      for (const runId of [...this.cutOff]) {
-        try {
-          await this.resume(runId);
-        } catch (error) {
-          // Still away: this run and the others wait for the next tick. Any other failure is the
-          // run's own; claims pick it up again once its lease has run out.
-          if (isConnectionLoss(error)) throw error;
-          this.options.logger.warn({ err: error, runId }, 'resuming a run cut off by the outage failed');
-        }
-        this.cutOff.delete(runId);
-      }
-      const room = (this.options.maxActiveRuns ?? 100) - this.active.size;
-      if (room <= 0) return;
-      const claimed = await claimRuns(this.options.store.pool, this.owner, this.options.leaseMs, room);
-      for (const runId of claimed) await this.resume(runId);
-    } catch (error) {
-      this.options.logger.warn({ err: error }, 'claiming runs failed');
-    } finally {
-      this.claiming = false;
-    }
+    if (drive) interrupt(drive, event.type);
+    else if (event.type === 'resumed' || event.type === 'approval_decided') void this.resume(runId).catch((error: unknown) => this.options.logger.warn({ err: error, runId }, 'resume failed'));
   }
 }
 
+/** A control event reached the drive: it is taken in before the next step; an abort also cancels the model call in flight. */
+function interrupt(drive: Drive, type: string): void {
+  drive.interrupted = true;
+  if (type === 'run_aborted') drive.aborted.abort();
+}
+
+function runStarted(runId: string, { workflow, input, principal, trigger }: StartRun) {
+  return runEvent('run_started', { run_id: runId, workflow: workflow.name, schema_version: workflow.version, input, principal, trigger, first_step: workflow.steps[0]?.id ?? null });
+}

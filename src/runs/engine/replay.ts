@@ -4,18 +4,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject } from '../../kernel/json.js';
 import type { StepDefinition, WorkflowDefinition } from '../../workflows/definition.js';
-import type { RunPrincipal } from '../state.js';
+import type { ApprovalDecided, RunEvent, RunPrincipal, StepFinished } from '../events.js';
 import { humanOutcome } from './steps/human.js';
 import { STEP_EXECUTORS } from './steps/index.js';
 import type { StepDeps, StepOutcome } from './steps/types.js';
-import { applyChanges, publicChanges, render, type ContextChanges } from '../../workflows/template.js';
-
-export interface JournalEntry {
-  type: string;
-  agent_id: string;
-  engine: string;
-  payload: JsonObject;
-}
+import { applyChanges, publicChanges, render } from '../../workflows/template.js';
 
 export interface ReplayLine {
   step: string;
@@ -27,28 +20,27 @@ export interface ReplayLine {
 
 export const AGENT_KEPT = 'recorded agent turns are not replayed';
 
-export async function replayRun(workflow: WorkflowDefinition, journal: JournalEntry[], deps: StepDeps): Promise<ReplayLine[]> {
+export async function replayRun(workflow: WorkflowDefinition, journal: readonly RunEvent[], deps: StepDeps): Promise<ReplayLine[]> {
   const started = journal.find((e) => e.type === 'run_started');
   if (!started) throw new Error('the journal has no run_started event');
-  let context = (started.payload.input ?? {}) as JsonObject;
-  const principal = (started.payload.principal as RunPrincipal | null) ?? null;
-  const runId = String(started.payload.run_id ?? 'replay');
+  const { input, principal = null, run_id: runId = 'replay' } = started.data.payload;
+  let context = input ?? {};
   const lines: ReplayLine[] = [];
   // The latest decision, until the step that asked for it completes (as the run state keeps it).
-  let decided: JsonObject | null = null;
-  for (const entry of journal) {
-    if (entry.type === 'approval_decided') decided = entry.payload;
-    if (entry.type !== 'step_completed' && entry.type !== 'step_failed') continue;
-    const recorded = entry.payload;
-    const step = workflow.steps.find((s) => s.id === entry.agent_id);
-    if (!step || step.kind !== entry.engine) {
-      lines.push({ step: entry.agent_id, kind: entry.engine, verdict: 'DIFF', detail: 'the step is no longer in the workflow (or changed kind)' });
+  let decided: ApprovalDecided | null = null;
+  for (const event of journal) {
+    if (event.type === 'approval_decided') decided = event.data.payload;
+    if (event.type !== 'step_completed' && event.type !== 'step_failed') continue;
+    const { agent_id: stepId, engine: kind, payload: recorded } = event.data;
+    const step = workflow.steps.find((s) => s.id === stepId);
+    if (!step || step.kind !== kind) {
+      lines.push({ step: stepId, kind, verdict: 'DIFF', detail: 'the step is no longer in the workflow (or changed kind)' });
     } else {
       lines.push(await replayStep(workflow, step, context, principal, runId, recorded, decided, deps));
     }
     decided = null;
     // Later steps see what the run saw, so one difference does not cascade.
-    context = applyChanges(context, recorded.changes as unknown as ContextChanges);
+    context = applyChanges(context, recorded.changes);
   }
   return lines;
 }
@@ -59,8 +51,8 @@ async function replayStep(
   context: JsonObject,
   principal: RunPrincipal | null,
   runId: string,
-  recorded: JsonObject,
-  decided: JsonObject | null,
+  recorded: StepFinished,
+  decided: ApprovalDecided | null,
   deps: StepDeps,
 ): Promise<ReplayLine> {
   const line = (differences: string[]): ReplayLine =>
@@ -79,20 +71,20 @@ async function replayStep(
     if (decided?.step_id !== step.id) return line(['no recorded decision for the step']);
     outcome = humanOutcome(step, decided);
   } else {
-    const answers = new Map<string, JsonObject>();
+    const answers = new Map<string, StepFinished>();
     if (step.kind === 'APICall' || step.kind === 'MCP') answers.set(step.id, recorded);
     outcome = await STEP_EXECUTORS[step.kind]({ runId, workflow, step, context, principal, at: new Date().toISOString() }, { ...deps, recorded: answers });
   }
   return line(differencesOf(step, outcome, recorded));
 }
 
-function differencesOf(step: StepDefinition, outcome: StepOutcome, recorded: JsonObject): string[] {
+function differencesOf(step: StepDefinition, outcome: StepOutcome, recorded: StepFinished): string[] {
   const differences: string[] = [];
   if (outcome.signal !== recorded.signal) differences.push(`signal ${String(recorded.signal)} -> ${outcome.signal}`);
-  if (!isDeepStrictEqual(publicChanges(outcome.changes), publicChanges(recorded.changes as unknown as ContextChanges))) differences.push('context changes differ');
+  if (!isDeepStrictEqual(publicChanges(outcome.changes), publicChanges(recorded.changes))) differences.push('context changes differ');
   if (step.kind === 'APICall') {
-    const request = outcome.journal?.request as JsonObject | undefined;
-    const before = recorded.request as JsonObject | undefined;
+    const request = outcome.report?.request;
+    const before = recorded.request;
     if (request && before && (request.url !== before.url || request.method !== before.method || !isDeepStrictEqual(request.body ?? null, before.body ?? null))) {
       differences.push('the request differs');
     }

@@ -2,9 +2,9 @@
 // shared by the SSE trigger and the gRPC-Web transport.
 import type { Pool } from '../../db/pool.js';
 import type { RecordedEvent } from '../../eventstore/types.js';
-import { applyChanges, publicView, type ContextChanges } from '../../workflows/template.js';
+import { applyChanges, publicView } from '../../workflows/template.js';
 import type { JsonObject } from '../../kernel/json.js';
-import type { RunEventData } from '../events.js';
+import { asRunEvent } from '../events.js';
 import { runDescriptor } from '../present.js';
 import { findRun } from '../queries.js';
 
@@ -20,39 +20,40 @@ export interface ClientFrame {
 export class ClientFrameMapper {
   constructor(private context: JsonObject) {}
 
-  map(event: RecordedEvent): ClientFrame | undefined {
-    const data = event.data as RunEventData;
-    const payload = data.payload;
+  map(recorded: RecordedEvent): ClientFrame | undefined {
+    const event = asRunEvent(recorded);
+    const { data } = event;
     const seq = event.streamPosition;
     switch (event.type) {
       case 'step_completed':
       case 'step_failed': {
-        this.context = applyChanges(this.context, payload.changes as unknown as ContextChanges);
+        const { payload } = event.data;
+        this.context = applyChanges(this.context, payload.changes);
         const frame: JsonObject = {
           event_type: 'step',
           step_id: data.agent_id,
           kind: data.engine,
-          signal: String(payload.signal),
+          signal: payload.signal,
           snapshot: publicView(this.context),
-          duration_ms: Number(payload.duration_ms ?? 0),
+          duration_ms: payload.duration_ms ?? 0,
         };
-        if (event.type === 'step_failed') frame.error_detail = String((payload.error as JsonObject | undefined)?.message ?? 'step failed');
+        if (event.type === 'step_failed') frame.error_detail = String(payload.error?.message ?? 'step failed');
         return { event: 'step', data: frame, seq, isLast: false };
       }
       case 'agent_progress':
         return {
           event: 'step',
-          data: { event_type: 'step', step_id: data.agent_id, kind: 'Agent', signal: 'running', snapshot: { agent_progress: payload }, duration_ms: 0 },
+          data: { event_type: 'step', step_id: data.agent_id, kind: 'Agent', signal: 'running', snapshot: { agent_progress: event.data.payload }, duration_ms: 0 },
           seq,
           isLast: false,
         };
       case 'approval_requested':
         return { event: 'suspended', data: { event_type: 'suspended' }, seq, isLast: true };
       case 'run_completed':
-        return { event: 'done', data: { event_type: 'done', output: payload.output ?? null }, seq, isLast: true };
+        return { event: 'done', data: { event_type: 'done', output: event.data.payload.output ?? null }, seq, isLast: true };
       case 'run_failed':
       case 'run_aborted': {
-        const error = (payload.error as JsonObject | undefined) ?? { message: 'The run was aborted', details: '' };
+        const error = event.type === 'run_failed' ? event.data.payload.error : { message: 'The run was aborted', details: '' };
         return { event: 'error', data: { event_type: 'error', message: String(error.message), details: String(error.details ?? '') }, seq, isLast: true };
       }
       default:

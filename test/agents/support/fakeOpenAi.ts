@@ -30,6 +30,8 @@ export interface ModelRequest {
   at: number;
   /** Set once the answer went out (false while a slow answer is pending or the caller hung up). */
   answered: boolean;
+  /** The caller closed the connection before a slow answer went out (it cancelled the call). */
+  hungUp: boolean;
 }
 
 let callCounter = 0;
@@ -109,6 +111,7 @@ export class FakeOpenAi {
       body,
       at: Date.now(),
       answered: false,
+      hungUp: false,
     };
     this.requests.push(request);
     this.waiters.splice(0).forEach((wake) => wake());
@@ -126,7 +129,10 @@ export class FakeOpenAi {
           resolve(!res.writableEnded);
         });
       });
-      if (gone || res.destroyed) return;
+      if (gone || res.destroyed) {
+        request.hungUp = true;
+        return;
+      }
     }
     if (answer.status && answer.status >= 400) {
       res

@@ -3,6 +3,7 @@ import { OutboundRefusedError } from '../../../kernel/errors.js';
 import type { JsonObject, JsonValue } from '../../../kernel/json.js';
 import type { OutboundFetch } from '../../../outbound/fetch.js';
 import { readPath, render } from '../../../workflows/template.js';
+import type { StepReport } from '../../events.js';
 import { errorOutcome, type StepExecutor, type StepOutcome } from './types.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -37,8 +38,8 @@ export const executeApiCall: StepExecutor = async ({ step, context }, deps) => {
   let failure: string | undefined;
   let attempts = 0;
   if (recorded) {
-    response = recorded.response as ApiResponse | undefined;
-    failure = recorded.failure as string | undefined;
+    response = recorded.response;
+    failure = recorded.failure;
   } else {
     for (attempts = 1; attempts <= retries + 1; attempts++) {
       try {
@@ -55,13 +56,13 @@ export const executeApiCall: StepExecutor = async ({ step, context }, deps) => {
     }
     attempts = Math.min(attempts, retries + 1);
   }
-  const journal: JsonObject = { request, ...(response ? { response } : {}), ...(failure ? { failure } : {}), attempts };
+  const report: StepReport = { request, ...(response ? { response } : {}), ...(failure ? { failure } : {}), attempts };
   if (!response || response.status >= 400) {
     const message = response ? `HTTP ${response.status} from ${method} ${url}` : `${method} ${url} failed: ${failure}`;
     const outcome = errorOutcome(message, { step: step.id, ...(response ? { status: response.status, body: response.body } : {}) });
-    return { ...outcome, journal };
+    return { ...outcome, report };
   }
-  return { signal: 'default', changes: { set: extract(step.config.response, response.body), unset: [] }, journal } satisfies StepOutcome;
+  return { signal: 'default', changes: { set: extract(step.config.response, response.body), unset: [] }, report } satisfies StepOutcome;
 };
 
 async function send(fetch: OutboundFetch, url: string, method: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<ApiResponse> {

@@ -2,6 +2,7 @@
 import { newId } from '../../../kernel/ids.js';
 import type { JsonObject } from '../../../kernel/json.js';
 import type { StepDefinition } from '../../../workflows/definition.js';
+import type { Approval, ApprovalDecided } from '../../events.js';
 import type { RunState } from '../../state.js';
 import type { StepOutcome } from './types.js';
 
@@ -9,14 +10,14 @@ import type { StepOutcome } from './types.js';
  * What the step completes with once `decided` (an approval_decided payload) names it; the executor
  * journals it and replay compares against it, so both read a decision the same way.
  */
-export function humanOutcome(step: StepDefinition, decided: JsonObject): StepOutcome {
+export function humanOutcome(step: StepDefinition, decided: ApprovalDecided): StepOutcome {
   const outputKey = typeof step.config.output_key === 'string' ? step.config.output_key : step.id;
   const value = { decision: decided.decision ?? null, values: decided.values ?? {}, comment: decided.comment ?? null, decided_by: decided.decided_by ?? null };
   return { signal: String(decided.decision), changes: { set: { [outputKey]: value }, unset: [] } };
 }
 
 /** What a HumanInTheLoop step asks: title, instruction, the form, the context keys it shows, who may answer. */
-export function humanApproval(step: StepDefinition, workflow: string, state: Pick<RunState, 'context' | 'principal'>, now: Date): JsonObject {
+export function humanApproval(step: StepDefinition, workflow: string, state: Pick<RunState, 'context' | 'principal'>, now: Date): Approval {
   const ui = (step.config.ui ?? {}) as JsonObject;
   const shown = Array.isArray(ui.display_context) ? ui.display_context.map(String) : [];
   const display = Object.fromEntries(shown.filter((key) => !key.startsWith('_') && key in state.context).map((key) => [key, state.context[key]!]));

@@ -16,10 +16,10 @@ export const executeMcp: StepExecutor = async ({ step, context, principal }, dep
   const timeoutMs = Math.max(1, Number(config.timeout_ms ?? DEFAULT_TIMEOUT_MS));
   const request: JsonObject = { server: String(config.server ?? ''), tool, arguments: args };
   const recorded = deps.recorded?.get(step.id);
-  const failed = (error: unknown) => ({ ...errorOutcome(`MCP ${tool} failed: ${(error as Error).message}`, { step: step.id }), journal: { request } });
+  const failed = (error: unknown) => ({ ...errorOutcome(`MCP ${tool} failed: ${(error as Error).message}`, { step: step.id }), report: { request } });
   let result: McpToolResult;
   if (recorded?.result) {
-    result = recorded.result as McpToolResult;
+    result = recorded.result;
   } else {
     if (!deps.artifacts) return errorOutcome('no artifact catalog to resolve the MCP server', { step: step.id });
     let server: Artifact | undefined;
@@ -38,12 +38,12 @@ export const executeMcp: StepExecutor = async ({ step, context, principal }, dep
       return failed(outboundRefusalIn(error) ?? error);
     }
   }
-  const journal = { request, result };
-  if (result.is_error) return { ...errorOutcome(`MCP ${tool} answered with an error`, { step: step.id, result: result.value }), journal };
+  const report = { request, result };
+  if (result.is_error) return { ...errorOutcome(`MCP ${tool} answered with an error`, { step: step.id, result: result.value }), report };
   const response = (step.config.response ?? {}) as { output_key?: string; extract?: { path: string; as: string }[] };
   const set: JsonObject = {};
   if (response.output_key) set[response.output_key] = result.value;
   for (const { path, as } of response.extract ?? []) set[as] = readPath(result.value, path) ?? null;
   if (!response.output_key && !response.extract) set[step.id] = result.value;
-  return { signal: 'default', changes: { set, unset: [] }, journal };
+  return { signal: 'default', changes: { set, unset: [] }, report };
 };

@@ -2,14 +2,13 @@
 import type { ArtifactCatalog } from '../../../artifacts/catalog.js';
 import type { Pool } from '../../../db/pool.js';
 import type { EventTransaction } from '../../../eventstore/store.js';
-import type { NewEvent } from '../../../eventstore/types.js';
 import type { JsonObject } from '../../../kernel/json.js';
 import type { RecordCommands } from '../../../models/records.js';
 import type { ModelRegistry } from '../../../models/registry.js';
 import type { OutboundFetch } from '../../../outbound/fetch.js';
 import type { StepDefinition, WorkflowDefinition } from '../../../workflows/definition.js';
 import type { Runner } from '../nodes.js';
-import type { RunPrincipal } from '../../state.js';
+import type { RunEvent, RunPrincipal, StepReport } from '../../events.js';
 import type { ContextChanges } from '../../../workflows/template.js';
 
 export interface StepInput {
@@ -26,14 +25,14 @@ export interface StepInput {
 export interface StepOutcome {
   signal: string;
   changes: ContextChanges;
-  /** Extra fields of step_completed (an APICall's request and response, a ModelOp's record). */
-  journal?: JsonObject;
+  /** What the step records beside its routing in step_completed (an APICall's request and response, a ModelOp's operation). */
+  report?: StepReport;
   /** Journaled just before step_completed (a Router's decision). */
-  events?: NewEvent[];
+  events?: RunEvent[];
 }
 
 /** Answers recorded by an earlier run, by step id (replay re-runs with them instead of calling out). */
-export type RecordedAnswers = Map<string, JsonObject>;
+export type RecordedAnswers = Map<string, StepReport>;
 
 export interface StepDeps {
   pool: Pool;

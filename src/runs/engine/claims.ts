@@ -1,0 +1,95 @@
+// Runs no process drives, picked up here: runs a database outage cut off here, then orphaned runs
+// claimed by lease (their process died, or they were resumed elsewhere). And the heartbeat that
+// keeps the leases of the runs this process drives.
+import { isConnectionLoss } from '../../db/connectionLoss.js';
+import type { Pool } from '../../db/pool.js';
+import type { Logger } from '../../kernel/logger.js';
+import { claimRuns, renewLeases } from './leases.js';
+
+export interface ClaimsOptions {
+  pool: Pool;
+  /** This process, as run leases name it. */
+  owner: string;
+  leaseMs: number;
+  claimIntervalMs: number;
+  /** Runs one process drives at once; claims stop beyond it. */
+  maxActiveRuns?: number | undefined;
+  logger: Logger;
+}
+
+/** What claims need of the executor. */
+export interface ClaimedRuns {
+  activeRunIds(): string[];
+  resume(runId: string): Promise<void>;
+}
+
+export class RunClaims {
+  /** Runs whose drive here ended when the database went away, to resume once it is back. */
+  private readonly cutOff = new Set<string>();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private claimTimer: NodeJS.Timeout | undefined;
+  private claiming = false;
+  private stopped = false;
+
+  constructor(
+    private readonly options: ClaimsOptions,
+    private readonly runs: ClaimedRuns,
+  ) {}
+
+  start(): void {
+    const { pool, owner, leaseMs, claimIntervalMs, logger } = this.options;
+    this.heartbeat = setInterval(() => {
+      renewLeases(pool, this.runs.activeRunIds(), owner, leaseMs).catch((error: unknown) => logger.warn({ err: error }, 'renewing run leases failed'));
+    }, Math.max(100, Math.floor(leaseMs / 3)));
+    this.heartbeat.unref();
+    this.claimTimer = setInterval(() => void this.claim(), claimIntervalMs);
+    this.claimTimer.unref();
+    void this.claim();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.heartbeat);
+    clearInterval(this.claimTimer);
+  }
+
+  /** The run's drive here ended with the database away: it is resumed here first once it is back. */
+  resumeWhenBack(runId: string): void {
+    this.cutOff.add(runId);
+  }
+
+  private async claim(): Promise<void> {
+    if (this.claiming || this.stopped) return;
+    this.claiming = true;
+    const { pool, owner, leaseMs, maxActiveRuns = 100, logger } = this.options;
+    try {
+      await this.resumeCutOff();
+      const room = maxActiveRuns - this.runs.activeRunIds().length;
+      if (room <= 0) return;
+      const claimed = await claimRuns(pool, owner, leaseMs, room);
+      for (const runId of claimed) await this.runs.resume(runId);
+    } catch (error) {
+      logger.warn({ err: error }, 'claiming runs failed');
+    } finally {
+      this.claiming = false;
+    }
+  }
+
+  /**
+   * Runs an outage cut off here go first: their lease may still be this process's own (its release
+   * failed with the database away), which other claimers would wait out.
+   */
+  private async resumeCutOff(): Promise<void> {
+    for (const runId of [...this.cutOff]) {
+      try {
+        await this.runs.resume(runId);
+      } catch (error) {
+        // Still away: this run and the others wait for the next tick. Any other failure is the
+        // run's own; claims pick it up again once its lease has run out.
+        if (isConnectionLoss(error)) throw error;
+        this.options.logger.warn({ err: error, runId }, 'resuming a run cut off by the outage failed');
+      }
+      this.cutOff.delete(runId);
+    }
+  }
+}

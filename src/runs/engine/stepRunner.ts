@@ -1,0 +1,142 @@
+// The step runner: drives a run step after step, journaling each outcome on the run stream before
+// moving on. Control events (pause, steer, abort) that came in are merged between steps.
+import type { Pool } from '../../db/pool.js';
+import type { Clock } from '../../kernel/clock.js';
+import type { Logger } from '../../kernel/logger.js';
+import { runEvent } from '../events.js';
+import { endsPurely, SLOW_KINDS, type StepDefinition } from '../../workflows/definition.js';
+import type { AgentDeps } from './agentSetup.js';
+import { runAgentStep } from './agentStep.js';
+import { definitionMismatch, MISMATCH_DETAILS } from './definitionCheck.js';
+import { DriveStopped, type Drive } from './drive.js';
+import type { DriveWriter } from './driveWriter.js';
+import { keepLease } from './leases.js';
+import { finalOutcome, stepEvents } from './outcome.js';
+import { isTerminal, WAITING_STATUSES } from '../state.js';
+import { callStep, stepInput } from './stepCall.js';
+import { humanApproval, humanOutcome } from './steps/human.js';
+import type { StepDeps } from './steps/types.js';
+
+export interface StepRunnerOptions {
+  pool: Pool;
+  /** This process, as run leases name it. */
+  owner: string;
+  leaseMs: number;
+  steps: StepDeps;
+  /** AgentModels and artifacts for Agent steps. */
+  agents?: AgentDeps | undefined;
+  clock: Clock;
+  logger: Logger;
+}
+
+export class StepRunner {
+  constructor(
+    private readonly writer: DriveWriter,
+    private readonly options: StepRunnerOptions,
+  ) {}
+
+  /** Runs the drive's steps until the run ends, waits, or is taken from this process (DriveStopped). */
+  async run(drive: Drive): Promise<void> {
+    if (await this.failOnChangedDefinition(drive)) return;
+    while (!drive.fenced) {
+      if (drive.interrupted) {
+        drive.interrupted = false;
+        await this.writer.catchUp(drive);
+      }
+      if (drive.fenced) break;
+      await this.writer.pauseIfRequested(drive);
+      const { status, nextStep } = drive.state;
+      if (isTerminal(status) || WAITING_STATUSES.includes(status)) break;
+      if (nextStep === null) {
+        await this.finish(drive);
+        break;
+      }
+      await this.confirmLease(drive);
+      const step = drive.workflow.steps.find((s) => s.id === nextStep);
+      if (!step) {
+        this.writer.push(drive, runEvent('run_failed', { error: { message: `step ${nextStep} is not in the workflow`, details: drive.workflow.name }, status_code: 500 }));
+        await this.writer.flush(drive);
+        break;
+      }
+      await this.runStep(drive, step);
+    }
+    if (drive.pending.length > 0 && !drive.fenced) await this.writer.flush(drive);
+  }
+
+  /**
+   * A resumed run goes on with the definition of its version as loaded now: every step its journal
+   * names must still be there with the same kind, or the run fails before any step runs again.
+   */
+  private async failOnChangedDefinition(drive: Drive): Promise<boolean> {
+    const mismatch = definitionMismatch(drive.workflow, drive.recorded);
+    if (mismatch === null) return false;
+    this.options.logger.error({ runId: drive.runId, workflow: drive.workflow.name, version: drive.workflow.version }, mismatch);
+    this.writer.push(drive, runEvent('run_failed', { error: { message: mismatch, details: MISMATCH_DETAILS }, status_code: 500 }));
+    await this.writer.flush(drive);
+    return true;
+  }
+
+  /** A stall (GC, a blocked event loop) may have outlived the lease: never start a step on a run another process may have taken over. */
+  private async confirmLease(drive: Drive): Promise<void> {
+    const { pool, owner, leaseMs } = this.options;
+    if (!drive.holdsLease || performance.now() - drive.leaseSeenAt <= leaseMs / 2) return;
+    const askedAt = performance.now();
+    if (!(await keepLease(pool, drive.runId, owner, leaseMs))) throw new DriveStopped('lease lapsed');
+    drive.leaseSeenAt = askedAt;
+  }
+
+  private async runStep(drive: Drive, step: StepDefinition): Promise<void> {
+    if (step.kind === 'HumanInTheLoop') return this.runHumanStep(drive, step);
+    if (step.kind === 'Agent') return runAgentStep(drive, step, this.writer, this.options);
+    const started = performance.now();
+    this.writer.push(drive, runEvent('step_started', {}, step));
+    // Before anything leaves the process, the journal says the step began (it may run twice after a crash).
+    if (SLOW_KINDS.includes(step.kind)) await this.writer.flush(drive);
+    if (drive.fenced || isTerminal(drive.state.status)) return;
+    const input = stepInput(drive, step, this.writer.now());
+    await callStep(drive, this.writer, this.options.steps, input, (outcome) => stepEvents(drive.workflow, step, outcome, Math.round(performance.now() - started)));
+    // A runner may have touched the outside world: journal it before moving on, unless all that is
+    // left are Router and Response steps (nothing leaves the process): then it goes out with the
+    // run's end, one commit fewer. A crash before that commit runs the step again, as a crash during
+    // it would. (A ModelOp's outcome is journaled already, with its record write.)
+    if (step.kind === 'Router' || step.kind === 'Response' || step.kind === 'ModelOp') return;
+    const next = drive.state.nextStep;
+    if (next !== null && !isTerminal(drive.state.status) && !endsPurely(drive.workflow, next)) await this.writer.flush(drive);
+  }
+
+  /**
+   * First visit: ask for a decision (approval_requested) and wait; the run is released. After a
+   * decision (or expiry) the run is resumed here and the step completes with it as its signal.
+   */
+  private async runHumanStep(drive: Drive, step: StepDefinition): Promise<void> {
+    const decided = drive.state.decided;
+    if (decided && decided.step_id === step.id) {
+      for (const event of stepEvents(drive.workflow, step, humanOutcome(step, decided), 0)) this.writer.push(drive, event);
+      await this.writer.flush(drive);
+      return;
+    }
+    this.writer.push(drive, runEvent('step_started', {}, step));
+    this.writer.push(drive, runEvent('approval_requested', { approval: humanApproval(step, drive.workflow.name, drive.state, this.options.clock.now()) }, step));
+    await this.writer.flush(drive);
+  }
+
+  private async finish(drive: Drive): Promise<void> {
+    this.writer.push(drive, finalOutcome(drive.workflow, drive.state.context, this.options.steps.models));
+    await this.writer.flush(drive);
+  }
+
+  /** Records that the run failed on an error of the engine (not of a step), if it can still be recorded. */
+  async failOnEngineError(drive: Drive, error: unknown): Promise<void> {
+    this.options.logger.error({ err: error, runId: drive.runId }, 'run failed on an engine error');
+    if (drive.fenced || isTerminal(drive.committed.status)) return;
+    // What failed to journal is dropped, except run_started: the failure is recorded on a run that exists.
+    const unjournaledStart = drive.committed.exists ? [] : drive.pending.filter((event) => event.type === 'run_started');
+    drive.pending = [];
+    drive.state = drive.committed;
+    for (const event of unjournaledStart) this.writer.push(drive, event);
+    // The error's own text (a database refusal, a connection error) is for the log, never for the client.
+    const details = `run ${drive.runId} failed on an internal error; the service log has the cause`;
+    this.writer.push(drive, runEvent('run_failed', { error: { message: 'engine failure', details }, status_code: 500 }));
+    await this.writer.flush(drive).catch((flushError: unknown) => this.options.logger.error({ err: flushError, runId: drive.runId }, 'could not journal the failure'));
+  }
+}
