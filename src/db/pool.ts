@@ -90,22 +90,6 @@ export async function connectClient(config: pg.ClientConfig): Promise<pg.Client>
   return client;
 }
 
-/** Runs `work` in one transaction on a dedicated client; rolls back on any throw. */
-export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
-}
-
 /** Replaces the database name of a PostgreSQL URL. */
 export function withDatabase(connectionString: string, database: string): string {
   const url = new URL(connectionString);

@@ -168,26 +168,6 @@ export async function selectGlobalEvents(
 }
 
 /**
- * Committed events at or after transaction `fromTransactionId`, without the gate. Only safe while
- * the caller holds locks that keep later writers out (the projection swap).
- */
-export async function selectCommittedSince(
-  client: Queryable,
-  fromTransactionId: string,
-  filter: LogFilter = {},
-): Promise<RecordedEvent[]> {
-  const { rows } = await client.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM events
-     WHERE transaction_id >= $1::xid8
-       AND ($2::text[] IS NULL OR stream_type = ANY($2::text[]))
-       AND ($3::text[] IS NULL OR type = ANY($3::text[]))
-     ORDER BY events.transaction_id, events.global_position`,
-    [fromTransactionId, filter.streamTypes ?? null, filter.eventTypes ?? null],
-  );
-  return rows.map(toRecordedEvent);
-}
-
-/**
  * Events after `afterPosition` in global_position order, without the gate: either the caller reads
  * inside one REPEATABLE READ transaction, whose snapshot decides what is seen (a rebuild's replay),
  * or it can take events twice and out of order (RecentEvents). Within a stream this is stream order,

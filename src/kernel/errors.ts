@@ -69,12 +69,6 @@ export class PermissionDeniedError extends AppError {
   }
 }
 
-export class PayloadTooLargeError extends AppError {
-  constructor(message = 'Request body too large', fields: Record<string, unknown> = {}) {
-    super('PAYLOAD_TOO_LARGE', message, fields);
-  }
-}
-
 /**
  * A request svc was about to send out, refused by the destination policy (production reaches public
  * addresses and what SVC_OUTBOUND_ALLOW names). The message names the host and why.

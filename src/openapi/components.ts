@@ -199,4 +199,3 @@ export const components: OpenAPIV3_1.ComponentsObject = {
   },
 };
 
-export const runRef = ref('Run');
