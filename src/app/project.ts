@@ -4,7 +4,8 @@ import type { Artifact } from '../artifacts/artifact.js';
 import { artifactsProjection } from '../artifacts/projection.js';
 import { loadProjectArtifacts } from '../artifacts/projectFiles.js';
 import type { Settings } from '../config/settings.js';
-import { projectProviders, type Provider } from '../federation/providers.js';
+import { projectProviders } from '../federation/providers.js';
+import { type Provider } from '../federation/providerDocument.js';
 import { federationProjection } from '../federation/registry.js';
 import { iamProjections } from '../iam/projection.js';
 import { loadRunners, type Runner } from '../runs/engine/nodes.js';
@@ -18,7 +19,8 @@ import { definitionVersionsProjection } from '../versions/projection.js';
 import type { Logger } from '../kernel/logger.js';
 import type { EnabledFlags } from '../versions/overrides.js';
 import { toWorkflowDefinition, type WorkflowDefinition } from '../workflows/definition.js';
-import { formatFinding, validateWorkflows, type Finding } from '../workflows/validate.js';
+import { formatFinding, type Finding } from '../workflows/findings.js';
+import { validateWorkflows } from '../workflows/validate.js';
 import { loadProjectDocuments, type ProjectDocument } from '../project/documents.js';
 
 export class ProjectError extends Error {

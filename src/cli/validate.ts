@@ -1,7 +1,7 @@
 // `svc validate [--strict]`: every finding with its V-code, file and step; exit 1 on errors (or warnings with --strict).
 import { loadProject, type ProjectSettings } from '../app/project.js';
 import { DOCUMENT_FLAGS } from '../versions/overrides.js';
-import { formatFinding } from '../workflows/validate.js';
+import { formatFinding } from '../workflows/findings.js';
 import { validateProject } from '../app/project.js';
 
 export async function validateCommand(projectDir: string, settings: ProjectSettings, strict: boolean): Promise<number> {

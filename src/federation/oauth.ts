@@ -5,7 +5,7 @@ import * as oauth from 'oauth4webapi';
 import { AppError, BadRequestError } from '../kernel/errors.js';
 import { outboundRefusalIn, type OutboundFetch } from '../outbound/fetch.js';
 import { isLoopbackHost } from '../outbound/policy.js';
-import type { Provider } from './providers.js';
+import type { Provider } from './providerDocument.js';
 
 export interface FederatedProfile {
   /** Stable per provider: OIDC `sub`, GitHub's numeric id, Microsoft's `<tid>:<oid>`. */

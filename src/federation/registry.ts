@@ -9,7 +9,8 @@ import type { WakeUps } from '../eventstore/wakeUps.js';
 import type { JsonObject } from '../kernel/json.js';
 import type { Logger } from '../kernel/logger.js';
 import { defineProjection } from '../projections/types.js';
-import { resolveProvider, type Provider, type ProviderDocument } from './providers.js';
+import { resolveProvider } from './providers.js';
+import { type Provider, type ProviderDocument } from './providerDocument.js';
 
 export const federationStream = (name: string) => `federation-${name}`;
 

@@ -13,7 +13,8 @@ import { BadRequestError, ConflictError, NotFoundError } from '../kernel/errors.
 import type { JsonObject } from '../kernel/json.js';
 import type { Outbound } from '../outbound/fetch.js';
 import { STATE_TTL_SECONDS } from './oauthState.js';
-import { documentOf, endpointsOf, providerDocumentSchema, redacted, REDACTED, resolveProvider, type ProviderSpec } from './providers.js';
+import { documentOf, endpointsOf, redacted, resolveProvider } from './providers.js';
+import { providerDocumentSchema, REDACTED, type ProviderSpec } from './providerDocument.js';
 import { federationStream, type FederationProviders } from './registry.js';
 import type { FederationService } from './service.js';
 

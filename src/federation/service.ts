@@ -12,7 +12,7 @@ import type { OutboundFetch } from '../outbound/fetch.js';
 import { decideFederatedLogin } from './decide.js';
 import { authorizationUrl, completeLogin, newLoginSecrets } from './oauth.js';
 import { bindingMatches, consumeState, saveState } from './oauthState.js';
-import type { Provider } from './providers.js';
+import type { Provider } from './providerDocument.js';
 import type { FederationProviders } from './registry.js';
 
 export class FederationService {

@@ -5,9 +5,12 @@ import type { ModelRegistry } from '../models/registry.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
 import type { PathItem, Schema } from './builders.js';
 import { components } from './components.js';
-import { modelPaths, workflowPaths } from './dynamicPaths.js';
-import { federationAdminPaths, oauthPaths } from './federationPaths.js';
-import { approvalPaths, artifactPaths, authPaths, iamPaths, runPaths, systemPaths, versionPaths } from './staticPaths.js';
+import { modelPaths, workflowPaths } from './paths/project.js';
+import { federationAdminPaths, oauthPaths } from './paths/federation.js';
+import { authPaths, iamPaths } from './paths/auth.js';
+import { artifactPaths, versionPaths } from './paths/definitions.js';
+import { approvalPaths, runPaths } from './paths/runs.js';
+import { systemPaths } from './paths/system.js';
 
 export interface OpenApiSources {
   workflows: WorkflowRegistry;

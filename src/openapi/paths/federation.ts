@@ -1,6 +1,7 @@
 // Federated sign-in (/auth/oauth/{provider}/start|callback) and its admin routes (/auth/admin/federation).
+// shape: OpenAPI operation tables: one function per route family reads as the API does; splitting them would scatter it.
 import type { OpenAPIV3_1 } from 'openapi-types';
-import { object, operation, ref, str, type Header, type PathItem } from './builders.js';
+import { object, operation, ref, str, type Header, type PathItem } from '../builders.js';
 
 const location = (description: string): Record<string, Header> => ({ Location: { description, schema: { type: 'string', format: 'uri' } } });
 const callbackQuery = [

@@ -1,12 +1,13 @@
 // Paths that follow the project: each enabled workflow's trigger and each opted-in model's CRUD.
+// shape: OpenAPI operation tables: one function per route family reads as the API does; splitting them would scatter it.
 import type { OpenAPIV3_1 } from 'openapi-types';
-import type { ModelDefinition } from '../models/definition.js';
-import type { ModelRegistry } from '../models/registry.js';
-import { variantSchema, type Variant } from '../models/schemas.js';
-import type { WorkflowDefinition } from '../workflows/definition.js';
-import type { WorkflowRegistry } from '../workflows/registry.js';
-import { resolveSchema } from '../workflows/schemas.js';
-import { ERRORS, operation, ref, type Operation, type PathItem, type Schema } from './builders.js';
+import type { ModelDefinition } from '../../models/definition.js';
+import type { ModelRegistry } from '../../models/registry.js';
+import { variantSchema, type Variant } from '../../models/schemas.js';
+import type { WorkflowDefinition } from '../../workflows/definition.js';
+import type { WorkflowRegistry } from '../../workflows/registry.js';
+import { resolveSchema } from '../../workflows/schemas.js';
+import { ERRORS, operation, ref, type Operation, type PathItem, type Schema } from '../builders.js';
 
 type Schemas = Record<string, Schema>;
 
