@@ -112,7 +112,6 @@ async function report(rounds: Round[]): Promise<string> {
       ],
     ),
     '',
-    `**Ratio store / bare INSERT: ${fmtRatio(ratio)}** (per round: ${perRound.join(', ')}). Target >= 0.80: ` +
-      `${ratio >= 0.8 ? 'met' : 'missed'}.`,
+    `**Ratio store / bare INSERT: ${fmtRatio(ratio)}** (per round: ${perRound.join(', ')}). Target >= 0.80: ` + `${ratio >= 0.8 ? 'met' : 'missed'}.`,
   ].join('\n');
 }

@@ -75,7 +75,10 @@ export const authBenchmark: Benchmark = {
       // Two rounds in alternating order: neither job always runs first.
       const healthRuns: LoadResult[] = [];
       const meRuns: LoadResult[] = [];
-      for (const order of [['health', 'me'], ['me', 'health']] as const) {
+      for (const order of [
+        ['health', 'me'],
+        ['me', 'health'],
+      ] as const) {
         for (const job of order) {
           await db.pool.query('CHECKPOINT');
           const result = await warmAndMeasure(job === 'health' ? health : authMe);
@@ -119,7 +122,7 @@ async function report(healthRuns: LoadResult[], meRuns: LoadResult[], quiet: Loa
     '',
     `svc runs in a child process (\`bench/serviceProcess.ts\`: \`startService\`, log level ${SERVICE_LOG_LEVEL}, an ephemeral Ed25519 key, ` +
       `empty project, a fresh database) and autocannon in the parent, both on loopback. \`GET /auth/me\` carries the bootstrapped ` +
-      'admin\'s bearer token (the whole verification pipeline, no database read); `GET /health` is the same server\'s unauthenticated ' +
+      "admin's bearer token (the whole verification pipeline, no database read); `GET /health` is the same server's unauthenticated " +
       `route (one \`SELECT 1\`). ${CONNECTIONS} connections, ${WARM_UP_S} s warm-up then ${DURATION_S} s measured, two rounds in ` +
       'alternating order; req/s, p50 and p99 are the means of the rounds, max the worst.',
     '',

@@ -115,7 +115,10 @@ export async function startPeerProcess(name: string, dir: string, script: string
   child.once('exit', (code, signal) => (exited = String(code ?? signal)));
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline && exited === undefined) {
-    const ok = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return { url, pid: child.pid!, logFile, stop: () => stopChild(child) };
     await sleep(250);
   }
@@ -256,11 +259,22 @@ export async function warmAndMeasure(options: LoadOptions): Promise<LoadResult> 
 
 /** "0 errors" or what went wrong, for a table cell. */
 export function describeFailures(r: LoadResult): string {
-  const parts = [r.non2xx ? `${fmtInt(r.non2xx)} non-2xx` : '', r.errors ? `${fmtInt(r.errors)} errors` : '', r.timeouts ? `${fmtInt(r.timeouts)} timeouts` : ''].filter(Boolean);
+  const parts = [
+    r.non2xx ? `${fmtInt(r.non2xx)} non-2xx` : '',
+    r.errors ? `${fmtInt(r.errors)} errors` : '',
+    r.timeouts ? `${fmtInt(r.timeouts)} timeouts` : '',
+  ].filter(Boolean);
   return parts.length ? parts.join(', ') : 'none';
 }
 
-export const loadRow = (label: string, r: LoadResult): string[] => [label, `**${fmtInt(r.rps)}**`, fmtMs(r.p50), fmtMs(r.p99), fmtMs(r.max), describeFailures(r)];
+export const loadRow = (label: string, r: LoadResult): string[] => [
+  label,
+  `**${fmtInt(r.rps)}**`,
+  fmtMs(r.p50),
+  fmtMs(r.p99),
+  fmtMs(r.max),
+  describeFailures(r),
+];
 export const LOAD_HEADER = ['job', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'failures'];
 
 /** Means of the rounds' rates and percentiles; max is the worst, counts are summed. */

@@ -63,11 +63,9 @@ class Receiver {
 /** Runs the writer process to its end (bounded) and answers what it sent. */
 function runWriter(mode: 'store' | 'ping' | 'insert-notify', url: string): Promise<WriterResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', path.join(BENCH_DIR, 'latencyWriter.ts'), mode, url, String(RATE), String(DURATION_MS)],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(BENCH_DIR, 'latencyWriter.ts'), mode, url, String(RATE), String(DURATION_MS)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const timer = setTimeout(() => {
@@ -198,7 +196,7 @@ async function report(phases: Record<Mode, Phase[]>): Promise<string> {
       `rate to a parent LISTEN connection; the second reference first INSERTs the same row (autocommit, the durable commit ` +
       `an append pays) and then sends the ping. The first second (${fmtInt(WARM_UP_SENDS)} sends) of each phase is warm-up and ` +
       `not counted. ${REPS} repetitions of the three phases in rotating order; p50, p99 and the writer's figures are medians ` +
-      'over repetitions (each repetition\'s p99 in brackets), max is the worst; received / sent are summed.',
+      "over repetitions (each repetition's p99 in brackets), max is the worst; received / sent are summed.",
     '',
     markdownTable(
       ['job', 'p50 ms', 'p99 ms', 'max ms', 'writer call p50 / p99 ms', 'received / sent'],

@@ -77,10 +77,10 @@ async function main(): Promise<void> {
         const payload = JSON.stringify({ seq, sentAt: wallClockMs() });
         // insert-notify: the durable commit an append pays, then the bare wake-up.
         if (mode === 'insert-notify') {
-          await pool.query(
-            `INSERT INTO events (stream_id, stream_type, stream_position, type, data) VALUES ($1, 'run', 1, 'LatencyProbe', $2)`,
-            [`run-${randomUUID()}`, payload],
-          );
+          await pool.query(`INSERT INTO events (stream_id, stream_type, stream_position, type, data) VALUES ($1, 'run', 1, 'LatencyProbe', $2)`, [
+            `run-${randomUUID()}`,
+            payload,
+          ]);
         }
         await pool.query('SELECT pg_notify($1, $2)', [PING_CHANNEL, payload]);
       });

@@ -70,7 +70,8 @@ export const modelsBenchmark: Benchmark = {
       const auth = { authorization: `Bearer ${token}` };
       const json = { 'content-type': 'application/json' };
       const sample = await requestJson(`${svc.url}/models/item/`, { json: JSON.parse(ITEM_BODY), token });
-      if (sample.status !== 201 || typeof sample.body.id !== 'string') throw new Error(`POST /models/item/ answered ${sample.status}: ${JSON.stringify(sample.body)}`);
+      if (sample.status !== 201 || typeof sample.body.id !== 'string')
+        throw new Error(`POST /models/item/ answered ${sample.status}: ${JSON.stringify(sample.body)}`);
       const checkpoint = () => db.pool.query('CHECKPOINT');
 
       const postHeaders = { ...auth, ...json };
@@ -146,9 +147,9 @@ async function report(
     `${new Date().toISOString()} · ${await describeMachine()}`,
     '',
     `svc runs in a child process (\`bench/serviceProcess.ts\`: \`startService\`, log level ${SERVICE_LOG_LEVEL}, a fresh database, a project ` +
-      'with one model `Item`: uuid id, name, description, integer price, created_at, the columns of the peers\' baseline `items`). ' +
+      "with one model `Item`: uuid id, name, description, integer price, created_at, the columns of the peers' baseline `items`). " +
       'The reference is a bare express + `pg` app (`bench/referenceModels.ts`) started in the same process on its own port with its own ' +
-      '10-connection `pg.Pool` (the service\'s size): no auth, no validation, no events. svc requests carry the admin\'s bearer token. ' +
+      "10-connection `pg.Pool` (the service's size): no auth, no validation, no events. svc requests carry the admin's bearer token. " +
       `autocannon in the parent, ${CONNECTIONS} connections, ${WARM_UP_S} s warm-up then ${DURATION_S} s measured per job, a CHECKPOINT before each.`,
     '',
     `List of 100 records (\`GET /models/item/?limit=100\`) from a table of ${fmtInt(rows.records)} records: ${fmtInt(rows.created)} ` +
@@ -172,7 +173,10 @@ async function report(
       'transaction, then a read of the record for the answer), one run each; the reference is one autocommit `INSERT ... RETURNING` of ' +
       'the same row into a copy of the table:',
     '',
-    markdownTable(LOAD_HEADER, [loadRow('svc `POST /models/item/` (201)', create.svc), loadRow('reference: bare express + pg `INSERT ... RETURNING` (201)', create.bare)]),
+    markdownTable(LOAD_HEADER, [
+      loadRow('svc `POST /models/item/` (201)', create.svc),
+      loadRow('reference: bare express + pg `INSERT ... RETURNING` (201)', create.bare),
+    ]),
     '',
     `**${fmtInt(create.svc.rps)} creates/s**; ratio svc / bare INSERT: ${fmtRatio(create.svc.rps / create.bare.rps)}.`,
   ].join('\n');

@@ -158,10 +158,7 @@ export const rebuildBenchmark: Benchmark = {
       const bare: { events: number; ms: number }[] = [];
       const rebuilds: RebuildRound[] = [];
       for (let r = 0; r < ROUNDS; r++) {
-        const steps = [
-          async () => bare.push(await bareKeysetRead(db.pool)),
-          async () => rebuilds.push(await timedRebuild(db.pool, registry)),
-        ];
+        const steps = [async () => bare.push(await bareKeysetRead(db.pool)), async () => rebuilds.push(await timedRebuild(db.pool, registry))];
         for (const step of r % 2 === 0 ? steps : steps.reverse()) await step();
         console.error(
           `  round ${r + 1}: bare ${fmtInt((bare.at(-1)!.events * 1000) / bare.at(-1)!.ms)} events/s, ` +
@@ -211,11 +208,7 @@ async function report(rebuilds: RebuildRound[], bare: { events: number; ms: numb
     markdownTable(
       ['job', 'events/s', `seconds for ${fmtInt(TOTAL)} events`],
       [
-        [
-          '`rebuildProjection` (end to end)',
-          `**${fmtInt(rate)}** (${list(rebuildRates)})`,
-          seconds(median(rebuilds.map((r) => r.result.durationMs))),
-        ],
+        ['`rebuildProjection` (end to end)', `**${fmtInt(rate)}** (${list(rebuildRates)})`, seconds(median(rebuilds.map((r) => r.result.durationMs)))],
         [
           '↳ of which the replay (read + fold), until the last page was folded',
           `${fmtInt(median(replayRates))} (${list(replayRates)})`,

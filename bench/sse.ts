@@ -2,7 +2,18 @@
 import { request, type IncomingMessage } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createParser } from 'eventsource-parser';
-import { createBenchDatabase, describeMachine, fmtInt, fmtMs, fmtRatio, markdownTable, summarize, wallClockMs, type Benchmark, type Summary } from './support.js';
+import {
+  createBenchDatabase,
+  describeMachine,
+  fmtInt,
+  fmtMs,
+  fmtRatio,
+  markdownTable,
+  summarize,
+  wallClockMs,
+  type Benchmark,
+  type Summary,
+} from './support.js';
 import { bootstrapAdmin, requestJson, SERVICE_LOG_LEVEL, sleep, startServiceProcess, writeProject } from './httpSupport.js';
 
 const CLIENTS = Number(process.env.BENCH_SSE_CLIENTS ?? 1000);
@@ -220,11 +231,11 @@ async function report(phases: Record<'svc' | 'ref', Phase[]>): Promise<string> {
       `workflow \`ticker\`: a Functional step of ${GATE_MS / 1000} s, then ${TICKS} Functional steps of ${TICK_MS} ms (a \`.mjs\` runner ` +
       `that sleeps), then a Response step. The parent starts ${RUNS} runs (\`POST /api/ticker?wait=false\`, admin token) and opens ` +
       `${fmtInt(CLIENTS)} streams, ${CLIENTS_PER_RUN} per run, \`GET /api/runs/{id}/events\` (raw \`node:http\`, one socket each, frames ` +
-      'parsed with `eventsource-parser`). Latency = receive time in the parent - the event\'s `ts` (its `recorded_at`, PostgreSQL `now()` ' +
-      'of the appending transaction, same machine clock); only frames appended after the client\'s stream opened count (not the replay). ' +
+      "parsed with `eventsource-parser`). Latency = receive time in the parent - the event's `ts` (its `recorded_at`, PostgreSQL `now()` " +
+      "of the appending transaction, same machine clock); only frames appended after the client's stream opened count (not the replay). " +
       'The reference (`bench/referenceSse.ts`, same process as svc, own port) plays the same shape to the same number of clients: per ' +
       `run (runs spread over one tick), every ${TICK_MS} ms two events, each one autocommit \`INSERT ... RETURNING now()\` into a bare table followed by a direct write ` +
-      'of the frame to that run\'s sockets. Order reference, svc, svc, reference; percentiles over both rounds\' frames (each round\'s p99 ' +
+      "of the frame to that run's sockets. Order reference, svc, svc, reference; percentiles over both rounds' frames (each round's p99 " +
       'in brackets). "Loop delay" is the parent\'s (the clients\') event-loop delay p99: how much of the latency the measuring side itself adds.',
     '',
     markdownTable(

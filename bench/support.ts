@@ -76,7 +76,11 @@ export function wallClockMs(): number {
 }
 
 /** Runs `total` calls of `call(i)` with `concurrency` in flight; answers each call's duration (ms). */
-export async function runClosedLoop(total: number, concurrency: number, call: (i: number) => Promise<unknown>): Promise<{ elapsedMs: number; latencies: Float64Array }> {
+export async function runClosedLoop(
+  total: number,
+  concurrency: number,
+  call: (i: number) => Promise<unknown>,
+): Promise<{ elapsedMs: number; latencies: Float64Array }> {
   const latencies = new Float64Array(total);
   let next = 0;
   const started = performance.now();
@@ -187,4 +191,3 @@ export async function serveOnLoopback(server: Server, pool: { end(): Promise<voi
     },
   };
 }
-

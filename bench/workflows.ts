@@ -112,14 +112,16 @@ function ensurePeerInstalled(): string | undefined {
   if (existsSync(path.join(PEER_DIR, 'node_modules', '@dbos-inc', 'dbos-sdk'))) return undefined;
   console.error(`  installing the DBOS peer's packages (npm ci in ${PEER_DIR})`);
   const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: PEER_DIR, stdio: ['ignore', 'ignore', 'pipe'], timeout: 240_000 });
-  if (result.status !== 0) return `npm ci in ${PEER_DIR} failed (${result.status ?? result.signal}): ${String(result.stderr).trim().split('\n').slice(-3).join(' ')}`;
+  if (result.status !== 0)
+    return `npm ci in ${PEER_DIR} failed (${result.status ?? result.signal}): ${String(result.stderr).trim().split('\n').slice(-3).join(' ')}`;
   return undefined;
 }
 
 async function measurePeer(): Promise<{ target?: Target; error?: string; version?: string }> {
   const installError = ensurePeerInstalled();
   if (installError) return { error: installError };
-  const version = (JSON.parse(readFileSync(path.join(PEER_DIR, 'node_modules', '@dbos-inc', 'dbos-sdk', 'package.json'), 'utf8')) as { version: string }).version;
+  const version = (JSON.parse(readFileSync(path.join(PEER_DIR, 'node_modules', '@dbos-inc', 'dbos-sdk', 'package.json'), 'utf8')) as { version: string })
+    .version;
   const databaseUrl = withDatabase(SERVER_URL, PEER_DATABASE);
   // DBOS creates and migrates its system database at launch.
   await adminQuery(`DROP DATABASE IF EXISTS ${PEER_DATABASE} WITH (FORCE)`);
@@ -166,12 +168,22 @@ export const workflowsBenchmark: Benchmark = {
 
 async function report(svc: Target, peer: { target?: Target; error?: string; version?: string }): Promise<string> {
   const dbos = peer.target;
-  const row = (label: string, r: LoadResult, extra: string) => [label, `**${fmtInt(r.rps)}**`, fmtMs(r.p50), fmtMs(r.p99), fmtMs(r.max), describeFailures(r), extra];
+  const row = (label: string, r: LoadResult, extra: string) => [
+    label,
+    `**${fmtInt(r.rps)}**`,
+    fmtMs(r.p50),
+    fmtMs(r.p99),
+    fmtMs(r.max),
+    describeFailures(r),
+    extra,
+  ];
   const rows = [
     row('svc `POST /api/hello` (runs, waits, 201)', svc.sync, '-'),
     ...(dbos ? [row(`DBOS ${peer.version} \`POST /api/hello\` (201)`, dbos.sync, '-')] : []),
     row('svc `POST /api/hello?wait=false` (202)', svc.async, `${fmtInt(svc.completedPerS)} (drain ${fmtInt(svc.drainMs)} ms)`),
-    ...(dbos ? [row(`DBOS ${peer.version} \`POST /api/hello-async\` (202)`, dbos.async, `${fmtInt(dbos.completedPerS)} (drain ${fmtInt(dbos.drainMs)} ms)`)] : []),
+    ...(dbos
+      ? [row(`DBOS ${peer.version} \`POST /api/hello-async\` (202)`, dbos.async, `${fmtInt(dbos.completedPerS)} (drain ${fmtInt(dbos.drainMs)} ms)`)]
+      : []),
   ];
   const verdict = (ours: number, theirs: number, what: string) => {
     const ratio = ours / theirs;

@@ -17,7 +17,10 @@ export interface AgentModelDefinition {
 }
 
 /** Parses AgentModel documents; one whose `${VAR}`s are unset is skipped with a warning. */
-export function parseAgentModels(documents: ProjectDocument[], environment: Readonly<Record<string, string>>): {
+export function parseAgentModels(
+  documents: ProjectDocument[],
+  environment: Readonly<Record<string, string>>,
+): {
   models: AgentModelDefinition[];
   problems: string[];
   warnings: string[];

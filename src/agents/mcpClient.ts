@@ -44,7 +44,10 @@ export async function callMcpTool(
     await client.connect(transport, { timeout: timeoutMs });
     const result = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: timeoutMs });
     const content = (result.content ?? []) as { type: string; text?: string }[];
-    const text = content.filter((c) => c.type === 'text').map((c) => c.text ?? '').join('\n');
+    const text = content
+      .filter((c) => c.type === 'text')
+      .map((c) => c.text ?? '')
+      .join('\n');
     let value: JsonValue = (result.structuredContent as JsonValue | undefined) ?? text;
     if (result.structuredContent === undefined) {
       try {

@@ -109,7 +109,12 @@ export function validateProject(project: LoadedProject, overrides: EnabledFlags,
 }
 
 /** Findings at boot: errors stop it, warnings are logged. */
-export function checkProject(project: LoadedProject, overrides: EnabledFlags, uploads: { name: string; version: string; type: string }[], logger: Logger): void {
+export function checkProject(
+  project: LoadedProject,
+  overrides: EnabledFlags,
+  uploads: { name: string; version: string; type: string }[],
+  logger: Logger,
+): void {
   const findings = validateProject(project, overrides, uploads);
   for (const finding of findings.filter((f) => f.severity === 'warning')) logger.warn({ code: finding.code }, formatFinding(finding));
   const errors = findings.filter((f) => f.severity === 'error');

@@ -25,7 +25,13 @@ export function registryRouter(deps: RegistryDeps): Router {
     res.json({
       workflows: versionsOf(workflows),
       models: versionsOf(models),
-      artifacts: (await deps.artifacts.list(req.principal!.tenant ?? null)).map((a) => ({ name: a.name, version: a.latest_version, type: a.type, source: a.source, enabled: true })),
+      artifacts: (await deps.artifacts.list(req.principal!.tenant ?? null)).map((a) => ({
+        name: a.name,
+        version: a.latest_version,
+        type: a.type,
+        source: a.source,
+        enabled: true,
+      })),
       federation_providers: deps.federation.list().map((p) => ({ name: p.name, version: 'v1', enabled: p.enabled, provider: p.kind, source: p.source })),
       agent_models: deps.agentModels.map((m) => ({ name: m.name, version: 'v1', enabled: true, model: m.model, base_url: m.baseUrl })),
     });

@@ -15,6 +15,9 @@ export class Stops {
 
   /** Stops everything, newest first, past failures: after a failed start, whose own error matters more. */
   async stopAllQuietly(): Promise<void> {
-    for (const stop of this.stops.splice(0).reverse()) await Promise.resolve().then(stop).catch(() => undefined);
+    for (const stop of this.stops.splice(0).reverse())
+      await Promise.resolve()
+        .then(stop)
+        .catch(() => undefined);
   }
 }

@@ -41,7 +41,15 @@ export class ApprovalExpiry {
           await runCommand(this.deps.store, {
             streams: [stream],
             decide: (read) => ({
-              events: { [stream]: decideApproval(foldRun(read.get(stream)!.map((e) => asRunEvent(e))), approval.approval_id, { decision: EXPIRED }, EXPIRY_DECIDER, now) },
+              events: {
+                [stream]: decideApproval(
+                  foldRun(read.get(stream)!.map((e) => asRunEvent(e))),
+                  approval.approval_id,
+                  { decision: EXPIRED },
+                  EXPIRY_DECIDER,
+                  now,
+                ),
+              },
               result: undefined,
             }),
             retries: 1,
@@ -51,7 +59,8 @@ export class ApprovalExpiry {
           await this.deps.executor.resume(approval.run_id);
         } catch (error) {
           // Decided or expired by someone else meanwhile: nothing to do.
-          if ((error as { code?: string }).code !== 'CONFLICT') this.deps.logger.warn({ err: error, approval: approval.approval_id }, 'expiring an approval failed');
+          if ((error as { code?: string }).code !== 'CONFLICT')
+            this.deps.logger.warn({ err: error, approval: approval.approval_id }, 'expiring an approval failed');
         }
       }
     } catch (error) {

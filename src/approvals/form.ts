@@ -15,7 +15,15 @@ export function formSchema(fields: FeedbackField[]): JsonSchema {
   for (const field of fields) {
     const type = (field.type ?? 'string') as FieldType;
     properties[field.name] = fieldSchema(
-      { name: field.name, type: field.options ? 'enum' : type, primaryKey: false, required: field.required === true, input: true, filterable: false, ...(field.options ? { enumValues: field.options } : {}) },
+      {
+        name: field.name,
+        type: field.options ? 'enum' : type,
+        primaryKey: false,
+        required: field.required === true,
+        input: true,
+        filterable: false,
+        ...(field.options ? { enumValues: field.options } : {}),
+      },
       field.required !== true,
     );
   }

@@ -38,7 +38,10 @@ export class ApprovalService {
     const stream = runStream(approval.run_id);
     await runCommand(this.store, {
       streams: [stream],
-      decide: (read) => ({ events: { [stream]: decideApproval(foldRun(read.get(stream)!.map((e) => asRunEvent(e))), approvalId, input, principal.userId, this.clock.now()) }, result: undefined }),
+      decide: (read) => ({
+        events: { [stream]: decideApproval(foldRun(read.get(stream)!.map((e) => asRunEvent(e))), approvalId, input, principal.userId, this.clock.now()) },
+        result: undefined,
+      }),
       // A lost race re-reads the run and finds the approval decided: 409 with a clear reason.
       retries: 2,
       ...(metadata ? { metadata } : {}),

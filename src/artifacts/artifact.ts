@@ -25,14 +25,19 @@ export interface Artifact {
 export function canonicalJson(value: JsonValue): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key]!)}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key]!)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
 
 /** SHA-256 hex of the content: the text itself for prose, canonical JSON otherwise. */
 export function contentHash(content: JsonValue): string {
-  return createHash('sha256').update(typeof content === 'string' ? content : canonicalJson(content), 'utf8').digest('hex');
+  return createHash('sha256')
+    .update(typeof content === 'string' ? content : canonicalJson(content), 'utf8')
+    .digest('hex');
 }
 
 export function contentBytes(content: JsonValue): number {

@@ -131,7 +131,9 @@ export class ArtifactCatalog {
     if (contentBytes(content) > MAX_ARTIFACT_BYTES) throw new AppError('PAYLOAD_TOO_LARGE', `artifact content is larger than ${MAX_ARTIFACT_BYTES} bytes`);
     if (type === 'mcp') {
       if ('command' in (content as JsonObject)) {
-        throw new BadRequestError('an uploaded mcp artifact names a url: a stdio command runs a program on the server, so only the project\'s artifacts/ folder may declare one');
+        throw new BadRequestError(
+          "an uploaded mcp artifact names a url: a stdio command runs a program on the server, so only the project's artifacts/ folder may declare one",
+        );
       }
       uploadedMcpServer.parse(content);
     }
@@ -148,7 +150,16 @@ export class ArtifactCatalog {
         if (previousType !== undefined && previousType !== type) throw new ConflictError(`artifact ${name} is a ${String(previousType)}`);
         const version = String(earlier.length + 1);
         // Without a tenant the event is exactly what it always was.
-        const data = { name, version, type, content, hash: contentHash(content), description: input.description ?? null, at, ...(tenant === null ? {} : { tenant }) };
+        const data = {
+          name,
+          version,
+          type,
+          content,
+          hash: contentHash(content),
+          description: input.description ?? null,
+          at,
+          ...(tenant === null ? {} : { tenant }),
+        };
         return { events: { [stream]: [{ type: 'ArtifactUploaded', data }] }, result: data };
       },
       ...(metadata ? { metadata } : {}),

@@ -20,7 +20,10 @@ const uploadBody = compileValidator<{ name: string; type: ArtifactType; content:
   required: ['name', 'type', 'content'],
   additionalProperties: false,
 });
-const readQuery = compileValidator<{ version?: string }>({ type: 'object', properties: { version: { type: 'string', maxLength: 32 } }, additionalProperties: false }, 'query');
+const readQuery = compileValidator<{ version?: string }>(
+  { type: 'object', properties: { version: { type: 'string', maxLength: 32 } }, additionalProperties: false },
+  'query',
+);
 
 export function presentArtifact(artifact: Artifact) {
   return {

@@ -54,10 +54,13 @@ program
   .command('migrate')
   .description('apply pending database migrations from db/')
   .action(() =>
-    withDatabase(async (pool, logger) => {
-      const applied = await migrate(pool);
-      logger.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
-    }, { migrateFirst: false }),
+    withDatabase(
+      async (pool, logger) => {
+        const applied = await migrate(pool);
+        logger.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
+      },
+      { migrateFirst: false },
+    ),
   );
 
 program
@@ -88,7 +91,9 @@ runs
   .command('import <file>')
   .description('append an exported, finished run to this database; it reads back identically')
   .option('--resume', 'import an unfinished run too: a service on this database continues it (its remaining steps run, APICalls included)')
-  .action((file: string, options: { resume?: boolean }) => withDatabase((pool) => importCommand(pool, loadSettings().projectDir, file, options.resume === true)));
+  .action((file: string, options: { resume?: boolean }) =>
+    withDatabase((pool) => importCommand(pool, loadSettings().projectDir, file, options.resume === true)),
+  );
 runs
   .command('replay <id-or-file>')
   .description('re-execute a run with its recorded outside answers and decisions; prints SAME, DIFF or KEPT (Agent) per step')

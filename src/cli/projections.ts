@@ -10,7 +10,15 @@ export async function printProjectionStatus(pool: Pool, registry: ProjectionRegi
     process.stdout.write('no projections registered\n');
     return;
   }
-  const lines = rows.map((r) => [r.name, r.table, String(r.version), String(r.storedVersion ?? '-'), r.isCurrent ? 'current' : 'stale', String(r.rows), r.rebuiltAt ?? '-']);
+  const lines = rows.map((r) => [
+    r.name,
+    r.table,
+    String(r.version),
+    String(r.storedVersion ?? '-'),
+    r.isCurrent ? 'current' : 'stale',
+    String(r.rows),
+    r.rebuiltAt ?? '-',
+  ]);
   const header = ['projection', 'table', 'version', 'built at', 'state', 'rows', 'rebuilt'];
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   for (const line of [header, ...lines]) process.stdout.write(`${line.map((cell, i) => cell.padEnd(widths[i]!)).join('  ')}\n`);
@@ -22,7 +30,9 @@ export async function rebuildWithProgress(pool: Pool, registry: ProjectionRegist
   const targets = named ? [named] : registry.list();
   if (targets.length === 0) process.stdout.write('no projections registered\n');
   for (const projection of targets) {
-    const bar = process.stdout.isTTY ? new SingleBar({ format: `${projection.name} [{bar}] {value}/{total} events {eta}s` }, Presets.shades_classic) : undefined;
+    const bar = process.stdout.isTTY
+      ? new SingleBar({ format: `${projection.name} [{bar}] {value}/{total} events {eta}s` }, Presets.shades_classic)
+      : undefined;
     bar?.start(1, 0);
     const result = await rebuildProjection(pool, registry, projection, {
       onProgress: ({ applied, total }) => {
@@ -33,7 +43,9 @@ export async function rebuildWithProgress(pool: Pool, registry: ProjectionRegist
     bar?.stop();
     if (result) {
       const rate = result.durationMs > 0 ? Math.round((result.events / result.durationMs) * 1000) : result.events;
-      process.stdout.write(`${result.projection} v${result.version}: ${result.events} events -> ${result.rows} rows in ${result.durationMs} ms (${rate} events/s)\n`);
+      process.stdout.write(
+        `${result.projection} v${result.version}: ${result.events} events -> ${result.rows} rows in ${result.durationMs} ms (${rate} events/s)\n`,
+      );
     }
   }
 }

@@ -24,7 +24,13 @@ async function projectStore(pool: Pool, projectDir: string) {
   const registry = new ProjectionRegistry();
   project.projections.forEach((p) => registry.register(p));
   const store = new EventStore({ pool, projector: registry });
-  return { settings, project, store, workflows: new WorkflowRegistry(project.workflows, DOCUMENT_FLAGS), models: new ModelRegistry(project.models, DOCUMENT_FLAGS) };
+  return {
+    settings,
+    project,
+    store,
+    workflows: new WorkflowRegistry(project.workflows, DOCUMENT_FLAGS),
+    models: new ModelRegistry(project.models, DOCUMENT_FLAGS),
+  };
 }
 
 export async function exportCommand(pool: Pool, projectDir: string, runId: string): Promise<void> {
@@ -60,7 +66,13 @@ export async function replayCommand(pool: Pool, projectDir: string, target: stri
   if (!workflow) throw new Error(`workflow ${name} ${version} is neither in this project nor in the export`);
   // Replay answers APICall and MCP steps from the journal; the guard stands for anything that still reaches out.
   const outbound = createOutbound(settings.outbound);
-  const lines = await replayRun(workflow, journal, { pool, runners: project.runners, models, records: new RecordCommands(store), fetch: outbound.fetch }).finally(() => outbound.close());
+  const lines = await replayRun(workflow, journal, {
+    pool,
+    runners: project.runners,
+    models,
+    records: new RecordCommands(store),
+    fetch: outbound.fetch,
+  }).finally(() => outbound.close());
   for (const line of lines) process.stdout.write(`${line.verdict} ${line.step} (${line.kind})${line.detail ? `: ${line.detail}` : ''}\n`);
   const count = (verdict: ReplayLine['verdict']) => lines.filter((l) => l.verdict === verdict).length;
   const differing = count('DIFF');

@@ -13,9 +13,7 @@ const DATABASE_URL_FOR_WORKERS = 'SVC_INTERNAL_DATABASE_URL';
 export async function serve(settings: Settings, logger: Logger): Promise<void> {
   if (cluster.isPrimary && settings.workers > 1) return servePrimary(settings, logger);
   const inheritedUrl = process.env[DATABASE_URL_FOR_WORKERS];
-  const database: DatabaseHandle | undefined = inheritedUrl
-    ? { url: inheritedUrl, isEmbedded: false, stop: async () => undefined }
-    : undefined;
+  const database: DatabaseHandle | undefined = inheritedUrl ? { url: inheritedUrl, isEmbedded: false, stop: async () => undefined } : undefined;
   const service = await startService(settings, logger, database ? { database } : {});
   onShutdownSignal(logger, async () => {
     await service.close();

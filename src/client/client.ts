@@ -1,5 +1,17 @@
 // SvcClient: run workflows (REST, SSE or gRPC-Web), read and control runs, decide approvals, model CRUD.
-import type { Approval, DecisionRequest, Json, JsonRecord, RunDescriptor, RunEvent, RunExport, StepFrame, WorkflowEnvelope, WorkflowManifest, WorkflowSummary } from '../contract/types.js';
+import type {
+  Approval,
+  DecisionRequest,
+  Json,
+  JsonRecord,
+  RunDescriptor,
+  RunEvent,
+  RunExport,
+  StepFrame,
+  WorkflowEnvelope,
+  WorkflowManifest,
+  WorkflowSummary,
+} from '../contract/types.js';
 import { SvcRequestError, SvcRunFailedError, SvcRunPendingError } from './errors.js';
 import { runOverGrpcWeb } from './grpc.js';
 import { HttpCore, readBody, readEvents } from './http.js';
@@ -184,7 +196,8 @@ export class SvcClient {
         const text = params.toString();
         return this.http.json(`${base}/${text ? `?${text}` : ''}`);
       },
-      get: (id: string, include?: string[]): Promise<R> => this.http.json(`${base}/${encodeURIComponent(id)}${include?.length ? `?include=${include.join(',')}` : ''}`),
+      get: (id: string, include?: string[]): Promise<R> =>
+        this.http.json(`${base}/${encodeURIComponent(id)}${include?.length ? `?include=${include.join(',')}` : ''}`),
       create: (record: Partial<R>): Promise<R> => this.http.json(`${base}/`, { method: 'POST', body: record }),
       update: (id: string, changes: Partial<R>): Promise<R> => this.http.json(`${base}/${encodeURIComponent(id)}`, { method: 'PATCH', body: changes }),
       delete: (id: string): Promise<void> => this.http.json(`${base}/${encodeURIComponent(id)}`, { method: 'DELETE' }),

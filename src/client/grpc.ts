@@ -28,7 +28,13 @@ export function toStepFrame(event: StepEvent): StepFrame {
 }
 
 /** Runs a workflow over gRPC-Web; in browsers the token also travels in the message body. */
-export async function* runOverGrpcWeb(baseUrl: string, name: string, payload: unknown, token: string | undefined, signal?: AbortSignal): AsyncGenerator<{ frame: StepFrame; runId: string }> {
+export async function* runOverGrpcWeb(
+  baseUrl: string,
+  name: string,
+  payload: unknown,
+  token: string | undefined,
+  signal?: AbortSignal,
+): AsyncGenerator<{ frame: StepFrame; runId: string }> {
   const transport = createGrpcWebTransport({ baseUrl: `${baseUrl}/grpc` });
   const client = createClient(Execution, transport);
   const request = { workflowName: name, payloadJson: JSON.stringify(payload ?? {}), tokenFallback: isBrowser && token ? token : '' };

@@ -33,7 +33,12 @@ export class HttpCore {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(options.body);
     }
-    return fetch(`${this.baseUrl}${path}`, { method: options.method ?? 'GET', headers, ...(body !== undefined ? { body } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+    return fetch(`${this.baseUrl}${path}`, {
+      method: options.method ?? 'GET',
+      headers,
+      ...(body !== undefined ? { body } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
   }
 
   /** JSON of a 2xx answer (undefined for 204); any other status throws SvcRequestError. */

@@ -5,10 +5,7 @@ import { isJsonObject } from '../kernel/json.js';
  * Resolves `${VAR}` and `${VAR:default}` in a config document's strings. Answers the names that were
  * unset (without a default), so the caller can skip the document.
  */
-export function interpolateEnvironment<T>(
-  value: T,
-  environment: Readonly<Record<string, string>>,
-): { value: T; missing: string[]; referenced: string[] } {
+export function interpolateEnvironment<T>(value: T, environment: Readonly<Record<string, string>>): { value: T; missing: string[]; referenced: string[] } {
   const missing: string[] = [];
   const referenced: string[] = [];
   const walk = (item: unknown): unknown => {

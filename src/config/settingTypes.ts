@@ -46,7 +46,13 @@ export function oneOf<const T extends string>(allowed: readonly T[], fallback: T
 }
 
 /** A comma list; unset is `undefined` (a given list may still be empty: ","). */
-export const list = () => raw.transform((value) => value?.split(',').map((s) => s.trim()).filter((s) => s.length > 0));
+export const list = () =>
+  raw.transform((value) =>
+    value
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0),
+  );
 
 export const listOr = (fallback: readonly string[]) => list().transform((items) => items ?? [...fallback]);
 

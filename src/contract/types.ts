@@ -8,14 +8,14 @@ export type TokenResponse = {
   access_token: string;
   token_type: 'bearer';
   expires_in: number;
-}
+};
 
 export type Identity = {
   user_id: string;
   groups: string[];
   scopes: string[];
   tenant?: string;
-}
+};
 
 export type RunStatus = 'queued' | 'running' | 'waiting_human' | 'waiting_approval' | 'paused' | 'completed' | 'failed' | 'aborted';
 
@@ -25,7 +25,7 @@ export type PendingApprovalRef = {
   title: string;
   form: Json;
   decide_url: string;
-}
+};
 
 export type RunDescriptor = {
   id: string;
@@ -43,7 +43,7 @@ export type RunDescriptor = {
   status_url: string;
   events_url: string;
   approval: PendingApprovalRef | null;
-}
+};
 
 export type RunEvent = {
   run_id: string;
@@ -53,7 +53,7 @@ export type RunEvent = {
   agent_id: string;
   engine: string;
   payload: JsonRecord;
-}
+};
 
 /** One frame of a workflow's client step stream (SSE trigger and gRPC-Web). */
 export type StepFrame = {
@@ -68,7 +68,7 @@ export type StepFrame = {
   message?: string;
   details?: string;
   run?: RunDescriptor;
-}
+};
 
 export type WorkflowSummary = {
   trigger_path: string;
@@ -76,19 +76,19 @@ export type WorkflowSummary = {
   public: boolean;
   has_slow_steps: boolean;
   slow_kinds_present: string[];
-}
+};
 
 export type WorkflowManifest = WorkflowSummary & {
   name: string;
   steps: { id: string; kind: string }[];
-}
+};
 
 export type WorkflowEnvelope = {
   success: false;
   status_code: number;
   data: JsonRecord | null;
   error: { message: string; details: string };
-}
+};
 
 export type Approval = {
   approval_id: string;
@@ -110,18 +110,18 @@ export type Approval = {
   created_at: string;
   expires_at: string | null;
   decide_url: string;
-}
+};
 
 export type DecisionRequest = {
   decision: 'approve' | 'reject' | 'edit';
   values?: JsonRecord;
   comment?: string;
   edited_args?: JsonRecord;
-}
+};
 
 export type RunExport = {
   format: 'svc.run/v1';
   run: RunDescriptor;
   workflow: { name: string; schema_version: string; definition: JsonRecord | null };
   events: RunEvent[];
-}
+};

@@ -171,10 +171,12 @@ async function letPostgresUserThrough(paths: readonly string[], logger: Logger):
     for (let dir = path.dirname(target); dir !== path.dirname(dir); dir = path.dirname(dir)) folders.add(dir);
   }
   for (const dir of folders) {
-    const mode = await stat(dir).then((s) => s.mode, () => undefined);
+    const mode = await stat(dir).then(
+      (s) => s.mode,
+      () => undefined,
+    );
     if (mode === undefined || (mode & 0o001) !== 0) continue;
     await chmod(dir, (mode & 0o7777) | 0o001);
     logger.warn({ dir }, 'running as root: gave others traverse-only permission (o+x) so the embedded PostgreSQL can reach its files');
   }
 }
-

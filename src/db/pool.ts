@@ -64,7 +64,12 @@ export function connectionConfig(connectionString: string, applicationName = 'sv
 }
 
 export function createPool({ connectionString, max = 10, applicationName, connectTimeoutMs = 0 }: PoolOptions): Pool {
-  const pool = new pg.Pool({ ...connectionConfig(connectionString, applicationName), max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: connectTimeoutMs });
+  const pool = new pg.Pool({
+    ...connectionConfig(connectionString, applicationName),
+    max,
+    idleTimeoutMillis: 30_000,
+    connectionTimeoutMillis: connectTimeoutMs,
+  });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   // Nor may a checked-out one: see `survivesConnectionLoss`.

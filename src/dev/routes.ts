@@ -60,14 +60,22 @@ export function devRouter(deps: { settings: Settings; authenticator: Authenticat
   router.use(['/dev', '/insight'], (req, _res, next) => {
     if (!settings.dev.enabled || !settings.dev.apiKey) throw new NotFoundError(`No route for ${req.method} ${req.path}`);
     if (!allowedIp(req)) throw new PermissionDeniedError('Dev routes answer only to SVC_DEV_IP_ALLOWLIST');
-    if (!isOwnHost(req, publicHost)) throw new PermissionDeniedError('Dev routes answer only under the service’s own host: its listen address, localhost or SVC_OAUTH_BASE_URL’s host');
+    if (!isOwnHost(req, publicHost))
+      throw new PermissionDeniedError('Dev routes answer only under the service’s own host: its listen address, localhost or SVC_OAUTH_BASE_URL’s host');
     next();
   });
 
   router.get('/dev/settings', async (req, res) => {
     await requireDevKey(req);
     const { signingKeyHex: _key, dev, environment: _environment, oauth, ...visible } = settings;
-    res.json({ ...visible, databaseUrl: maskPassword(visible.databaseUrl), redisUrl: maskPassword(visible.redisUrl), dev: { ...dev, apiKey: '[set]' }, oauth: { baseUrl: oauth.baseUrl, uiRedirectUrl: oauth.uiRedirectUrl }, signing_key: settings.signingKeyHex ? '[set]' : '[ephemeral]' });
+    res.json({
+      ...visible,
+      databaseUrl: maskPassword(visible.databaseUrl),
+      redisUrl: maskPassword(visible.redisUrl),
+      dev: { ...dev, apiKey: '[set]' },
+      oauth: { baseUrl: oauth.baseUrl, uiRedirectUrl: oauth.uiRedirectUrl },
+      signing_key: settings.signingKeyHex ? '[set]' : '[ephemeral]',
+    });
   });
 
   router.post('/dev/token', async (req, res) => {

@@ -246,7 +246,7 @@ export class LogFollower {
     try {
       do {
         this.streamsDirty = false;
-        for (let isPageFull = true; isPageFull; ) {
+        for (let isPageFull = true; isPageFull;) {
           const followed = this.followedPositions();
           if (followed.length === 0) break;
           const events = await this.store.readStreamsAfter(followed, STREAM_PAGE_SIZE);

@@ -68,7 +68,7 @@ export class GroupCommit<E, R> {
   private takeBatch(): Waiting<E, R>[] {
     const keys = new Set<string>();
     const batch: Waiting<E, R>[] = [];
-    for (let i = 0; i < this.queue.length && batch.length < this.limits.maxBatch; ) {
+    for (let i = 0; i < this.queue.length && batch.length < this.limits.maxBatch;) {
       const key = this.keyOf(this.queue[i]!.entry);
       if (keys.has(key)) {
         i++;

@@ -19,6 +19,12 @@ export interface LiveViewSpec {
    * arrive twice and out of order (the gated feed still brings each one, in order).
    */
   ungatedEventTypes?: readonly string[];
+  /**
+   * The view keeps the last event of each stream (last write wins): an event older than one already
+   * applied to its stream is dropped. This process's own commits reach the view at once and the gated
+   * feed brings them again later, so without this a stale event could undo a newer one.
+   */
+  inStreamOrder?: boolean;
   /** Fills the view from the read models; may run again after a reconnect. */
   load(): Promise<void>;
   /** Must be idempotent: an event can arrive both by load and by the feed. */
@@ -40,13 +46,14 @@ export async function startLiveView(
     ? await RecentEvents.startAtEnd(store, { streamTypes: spec.streamTypes, eventTypes: spec.ungatedEventTypes }, logger)
     : undefined;
   await spec.load();
+  const apply = spec.inStreamOrder ? inStreamOrder(spec.apply) : spec.apply;
   const wanted = (event: RecordedEvent) => spec.streamTypes.includes(event.streamType);
   const subscriptions: Subscription[] = [
     follower.localCommits$.subscribe((event) => {
-      if (wanted(event)) spec.apply(event);
+      if (wanted(event)) apply(event);
     }),
     follower.subscribeToAll(head, spec.streamTypes).subscribe({
-      next: (event) => spec.apply(event),
+      next: (event) => apply(event),
       error: (error: unknown) => logger.error({ err: error, view: spec.name }, 'live view feed failed'),
     }),
     wakeUps.reconnected$.subscribe(() => {
@@ -57,9 +64,19 @@ export async function startLiveView(
     // This process's own commits came through localCommits$ already.
     subscriptions.push(
       wakeUps.wakes$.subscribe((reason) => {
-        if (reason !== 'local') void recent.catchUp((event) => spec.apply(event));
+        if (reason !== 'local') void recent.catchUp((event) => apply(event));
       }),
     );
   }
   return { stop: () => subscriptions.splice(0).forEach((s) => s.unsubscribe()) };
+}
+
+/** `apply` for events newer than the last one applied to their stream only. */
+function inStreamOrder(apply: (event: RecordedEvent) => void): (event: RecordedEvent) => void {
+  const applied = new Map<string, number>();
+  return (event) => {
+    if ((applied.get(event.streamId) ?? 0) >= event.streamPosition) return;
+    applied.set(event.streamId, event.streamPosition);
+    apply(event);
+  };
 }

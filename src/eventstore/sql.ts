@@ -98,20 +98,12 @@ const INSERT_EVENTS_SQL = `WITH request AS (
      RETURNING ${EVENT_COLUMNS}`;
 
 export async function selectStreamVersion(client: Queryable, streamId: string): Promise<number> {
-  const { rows } = await client.query<{ version: number }>(
-    'SELECT coalesce(max(stream_position), 0) AS version FROM events WHERE stream_id = $1',
-    [streamId],
-  );
+  const { rows } = await client.query<{ version: number }>('SELECT coalesce(max(stream_position), 0) AS version FROM events WHERE stream_id = $1', [streamId]);
   return rows[0]?.version ?? 0;
 }
 
 /** Events of one stream after `afterPosition`, in order. */
-export async function selectStreamEvents(
-  client: Queryable,
-  streamId: string,
-  afterPosition: number,
-  limit: number,
-): Promise<RecordedEvent[]> {
+export async function selectStreamEvents(client: Queryable, streamId: string, afterPosition: number, limit: number): Promise<RecordedEvent[]> {
   const { rows } = await client.query<EventRow>(
     `SELECT ${EVENT_COLUMNS} FROM events
      WHERE stream_id = $1 AND stream_position > $2
@@ -148,12 +140,7 @@ export async function selectStreamsAfter(
  * The global log after `cursor`, in (transaction_id, global_position) order, taking only
  * transactions older than every transaction still running: a late commit is never skipped.
  */
-export async function selectGlobalEvents(
-  client: Queryable,
-  cursor: GlobalCursor,
-  limit: number,
-  filter: LogFilter = {},
-): Promise<RecordedEvent[]> {
+export async function selectGlobalEvents(client: Queryable, cursor: GlobalCursor, limit: number, filter: LogFilter = {}): Promise<RecordedEvent[]> {
   const { rows } = await client.query<EventRow>(
     `SELECT ${EVENT_COLUMNS} FROM events
      WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
@@ -174,12 +161,7 @@ export async function selectGlobalEvents(
  * which (transaction_id, global_position) is not: a transaction that took its id early may append a
  * stream's next position after a younger one committed the previous.
  */
-export async function selectEventsByPosition(
-  client: Queryable,
-  afterPosition: number,
-  limit: number,
-  filter: LogFilter = {},
-): Promise<RecordedEvent[]> {
+export async function selectEventsByPosition(client: Queryable, afterPosition: number, limit: number, filter: LogFilter = {}): Promise<RecordedEvent[]> {
   const { rows } = await client.query<EventRow>(
     `SELECT ${EVENT_COLUMNS} FROM events
      WHERE global_position > $1

@@ -4,22 +4,8 @@ import { CommitOutcomeUnknown, isConnectionLoss } from '../db/connectionLoss.js'
 import type { Pool, PoolClient, Queryable } from '../db/pool.js';
 import { VersionConflictError } from '../kernel/errors.js';
 import { GroupCommit } from './groupCommit.js';
-import {
-  insertEvents,
-  selectGlobalEvents,
-  type LogFilter,
-  selectStreamEvents,
-  selectStreamsAfter,
-  selectStreamVersion,
-} from './sql.js';
-import {
-  streamTypeOf,
-  type AppendResult,
-  type AppendToStream,
-  type EventMetadata,
-  type GlobalCursor,
-  type RecordedEvent,
-} from './types.js';
+import { insertEvents, selectGlobalEvents, type LogFilter, selectStreamEvents, selectStreamsAfter, selectStreamVersion } from './sql.js';
+import { streamTypeOf, type AppendResult, type AppendToStream, type EventMetadata, type GlobalCursor, type RecordedEvent } from './types.js';
 
 /** Applies read models inside the append transaction (implemented by projections/). */
 export interface InlineProjector {
@@ -118,7 +104,11 @@ export class EventStore {
     this.pool = options.pool;
     this.projector = options.projector;
     this.onCommit = options.onCommit;
-    this.singles = new GroupCommit((entries) => this.commitSingles(entries), SINGLE_APPEND_LIMITS, (entry) => entry.request.streamId);
+    this.singles = new GroupCommit(
+      (entries) => this.commitSingles(entries),
+      SINGLE_APPEND_LIMITS,
+      (entry) => entry.request.streamId,
+    );
   }
 
   /**
@@ -155,7 +145,10 @@ export class EventStore {
    */
   private async commitSingles(entries: readonly SingleAppend[]): Promise<(RecordedEvent[] | Error)[]> {
     // Each call's metadata goes onto its own events, so one statement can carry several calls.
-    const requests = entries.map(({ request, metadata }) => ({ ...request, events: request.events.map((e) => ({ ...e, metadata: { ...metadata, ...e.metadata } })) }));
+    const requests = entries.map(({ request, metadata }) => ({
+      ...request,
+      events: request.events.map((e) => ({ ...e, metadata: { ...metadata, ...e.metadata } })),
+    }));
     let outcomes: StreamOutcome[];
     if (this.projector?.handlesAny(requests.flatMap((r) => r.events.map((e) => e.type)))) {
       outcomes = await this.transact((tx) => tx.appendEach(requests));

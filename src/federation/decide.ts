@@ -22,7 +22,8 @@ export function decideFederatedLogin(
   }
   if (byEmail) {
     // Never key on email alone: only an address the provider vouches for may take over an account.
-    if (!profile.emailVerified) throw new PermissionDeniedError('An account with this email exists; the provider did not verify the email, so it cannot be linked');
+    if (!profile.emailVerified)
+      throw new PermissionDeniedError('An account with this email exists; the provider did not verify the email, so it cannot be linked');
     if (byEmail.federated_provider !== null) throw new PermissionDeniedError('An account with this email is already linked to another identity');
     if (!byEmail.is_active) throw new PermissionDeniedError('This account is disabled');
     return { action: 'link', userId: byEmail.id };

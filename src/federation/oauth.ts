@@ -43,7 +43,12 @@ function authorizationServer(provider: Provider, issuer?: string): oauth.Authori
 
 export async function newLoginSecrets(): Promise<LoginSecrets & { codeChallenge: string }> {
   const codeVerifier = oauth.generateRandomCodeVerifier();
-  return { state: oauth.generateRandomState(), codeVerifier, nonce: oauth.generateRandomNonce(), codeChallenge: await oauth.calculatePKCECodeChallenge(codeVerifier) };
+  return {
+    state: oauth.generateRandomState(),
+    codeVerifier,
+    nonce: oauth.generateRandomNonce(),
+    codeChallenge: await oauth.calculatePKCECodeChallenge(codeVerifier),
+  };
 }
 
 export function authorizationUrl(provider: Provider, redirectUri: string, secrets: { state: string; nonce: string; codeChallenge: string }): URL {
@@ -63,7 +68,13 @@ export function authorizationUrl(provider: Provider, redirectUri: string, secret
  * Exchanges the code and reads who signed in, every request through `fetch` (the destination policy).
  * Protocol failures are 400s; a provider that cannot be reached, or may not be, is a 503.
  */
-export async function completeLogin(provider: Provider, redirectUri: string, callback: URLSearchParams, secrets: LoginSecrets, fetch: OutboundFetch): Promise<FederatedProfile> {
+export async function completeLogin(
+  provider: Provider,
+  redirectUri: string,
+  callback: URLSearchParams,
+  secrets: LoginSecrets,
+  fetch: OutboundFetch,
+): Promise<FederatedProfile> {
   const client: oauth.Client = { client_id: provider.clientId! };
   const auth = oauth.ClientSecretPost(provider.clientSecret!);
   const options = { [oauth.allowInsecureRequests]: insecureAllowed(provider), [oauth.customFetch]: fetch };
@@ -77,9 +88,10 @@ export async function completeLogin(provider: Provider, redirectUri: string, cal
     }
     // Multi-tenant Microsoft issuers name the user's tenant: read it before the checks.
     const body = (await response.clone().json()) as { id_token?: string };
-    const issuer = provider.issuer!.includes('{tenantid}') && body.id_token
-      ? provider.issuer!.replace('{tenantid}', String(decodeJwt(body.id_token).tid ?? ''))
-      : provider.issuer!;
+    const issuer =
+      provider.issuer!.includes('{tenantid}') && body.id_token
+        ? provider.issuer!.replace('{tenantid}', String(decodeJwt(body.id_token).tid ?? ''))
+        : provider.issuer!;
     const as = authorizationServer(provider, issuer);
     const result = await oauth.processAuthorizationCodeResponse(as, client, response, { expectedNonce: secrets.nonce, requireIdToken: true });
     const claims = await verifiedIdToken(provider, result.id_token!, issuer, fetch);
@@ -111,7 +123,12 @@ async function verifiedIdToken(provider: Provider, idToken: string, issuer: stri
 }
 
 function oidcProfile(provider: Provider, claims: JWTPayload): FederatedProfile {
-  const email = typeof claims.email === 'string' ? claims.email : provider.kind === 'microsoft' && typeof claims.preferred_username === 'string' ? claims.preferred_username : null;
+  const email =
+    typeof claims.email === 'string'
+      ? claims.email
+      : provider.kind === 'microsoft' && typeof claims.preferred_username === 'string'
+        ? claims.preferred_username
+        : null;
   const subject = provider.kind === 'microsoft' ? `${String(claims.tid ?? '')}:${String(claims.oid ?? claims.sub)}` : String(claims.sub);
   // Microsoft sends no email_verified; its optional xms_edov claim says the email's domain owner verified it.
   const emailVerified = claims.email_verified === true || (provider.kind === 'microsoft' && (claims.xms_edov === true || claims.xms_edov === 1));

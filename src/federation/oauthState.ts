@@ -14,7 +14,11 @@ export interface PendingLogin {
   expired: boolean;
 }
 
-export async function saveState(db: Queryable, state: string, login: { provider: string; codeVerifier: string; nonce: string; binding: string }): Promise<void> {
+export async function saveState(
+  db: Queryable,
+  state: string,
+  login: { provider: string; codeVerifier: string; nonce: string; binding: string },
+): Promise<void> {
   await db.query(
     `INSERT INTO svc_oauth_states (state_hash, provider, code_verifier, nonce, binding_hash, expires_at)
      VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 second')`,

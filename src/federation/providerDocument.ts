@@ -88,7 +88,10 @@ export const providerDocumentSchema = compileValidator<ProviderDocument>({
 });
 
 /** The endpoints and scope google, github and microsoft have without configuration. */
-export function builtIn(kind: ProviderKind, tenantId: string): Partial<Record<'authUrl' | 'tokenUrl' | 'userinfoUrl' | 'emailsUrl' | 'issuer' | 'jwksUrl' | 'scope', string>> {
+export function builtIn(
+  kind: ProviderKind,
+  tenantId: string,
+): Partial<Record<'authUrl' | 'tokenUrl' | 'userinfoUrl' | 'emailsUrl' | 'issuer' | 'jwksUrl' | 'scope', string>> {
   switch (kind) {
     case 'google':
       return {

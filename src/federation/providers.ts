@@ -98,10 +98,13 @@ function resolveCredentials(
     if (raw === undefined) continue;
     const { value, missing: unset, referenced } = interpolateEnvironment(raw, environment);
     const foreign = source === 'admin' ? referenced.filter((variable) => !variable.startsWith(ADMIN_VARIABLE_PREFIX)) : [];
-    if (foreign.length > 0) problems.push(`a document saved through the API may only name \${${ADMIN_VARIABLE_PREFIX}*} variables, not ${[...new Set(foreign)].join(', ')}`);
+    if (foreign.length > 0)
+      problems.push(`a document saved through the API may only name \${${ADMIN_VARIABLE_PREFIX}*} variables, not ${[...new Set(foreign)].join(', ')}`);
     const secretLike = field === 'client_id' ? referenced.filter((variable) => !IDENTIFIER_VARIABLE.test(variable)) : [];
     if (secretLike.length > 0) {
-      problems.push(`client_id names ${[...new Set(secretLike)].join(', ')}, but may only name variables ending in _ID: client_id is published in every sign-in redirect`);
+      problems.push(
+        `client_id names ${[...new Set(secretLike)].join(', ')}, but may only name variables ending in _ID: client_id is published in every sign-in redirect`,
+      );
     }
     missing.push(...unset);
     resolved[field] = value;
@@ -135,7 +138,10 @@ export function documentOf(body: Record<string, unknown>, name: string): Provide
  * Project documents plus google, github and microsoft, which always exist: a built-in without a document
  * takes SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET, and without them answers 501 (no credentials).
  */
-export function projectProviders(documents: ProjectDocument[], settings: Pick<Settings, 'environment' | 'oauth'>): {
+export function projectProviders(
+  documents: ProjectDocument[],
+  settings: Pick<Settings, 'environment' | 'oauth'>,
+): {
   providers: Provider[];
   problems: string[];
   warnings: string[];
@@ -150,13 +156,19 @@ export function projectProviders(documents: ProjectDocument[], settings: Pick<Se
       continue;
     }
     const resolved = resolveProvider(document.name, documentOf(document.body, document.name), 'project', settings);
-    if (resolved.missing.length > 0) warnings.push(`${document.file}: federation provider ${document.name} skipped: ${[...new Set(resolved.missing)].join(', ')} not set`);
+    if (resolved.missing.length > 0)
+      warnings.push(`${document.file}: federation provider ${document.name} skipped: ${[...new Set(resolved.missing)].join(', ')} not set`);
     problems.push(...resolved.problems.map((p) => `${document.file}: ${p}`));
     if (resolved.provider) providers.push(resolved.provider);
   }
   for (const kind of ['google', 'github', 'microsoft'] as const) {
     if (providers.some((p) => p.name === kind)) continue;
-    const resolved = resolveProvider(kind, { kind: 'FederationProvider', version: 'v1', metadata: { name: kind }, enabled: true, spec: { provider: kind } }, 'environment', settings);
+    const resolved = resolveProvider(
+      kind,
+      { kind: 'FederationProvider', version: 'v1', metadata: { name: kind }, enabled: true, spec: { provider: kind } },
+      'environment',
+      settings,
+    );
     if (resolved.provider) providers.push(resolved.provider);
   }
   return { providers, problems, warnings };

@@ -39,6 +39,7 @@ export class FederationProviders {
 
   async start(): Promise<void> {
     this.view = await startLiveView(this.deps, {
+      inStreamOrder: true,
       name: 'federation-providers',
       streamTypes: ['federation'],
       load: async () => {
@@ -58,7 +59,8 @@ export class FederationProviders {
   private save(name: string, document: ProviderDocument): void {
     this.saved.set(name, document);
     const { problems } = resolveProvider(name, document, 'admin', this.settings);
-    if (problems.length > 0) this.deps.logger.warn({ provider: name, problems }, 'a saved federation provider is skipped: save it again without these problems');
+    if (problems.length > 0)
+      this.deps.logger.warn({ provider: name, problems }, 'a saved federation provider is skipped: save it again without these problems');
   }
 
   stop(): void {

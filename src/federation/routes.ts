@@ -97,7 +97,12 @@ function mountProviderAdminRoutes(router: Router, deps: FederationRouteDeps): vo
 }
 
 /** Checks a provider document as boot would, plus the destination policy, and records it; answers it redacted. */
-async function saveProvider({ providers, store, settings, clock, outbound }: FederationRouteDeps, name: string, input: unknown, metadata: EventMetadata): Promise<unknown> {
+async function saveProvider(
+  { providers, store, settings, clock, outbound }: FederationRouteDeps,
+  name: string,
+  input: unknown,
+  metadata: EventMetadata,
+): Promise<unknown> {
   if (!NAME.test(name)) throw new BadRequestError('A provider name is lower-case letters, digits, - and _');
   const body = providerDocumentSchema.parse(input ?? {});
   if (body.metadata?.name !== undefined && body.metadata.name !== name) throw new BadRequestError('metadata.name differs from the path');
@@ -114,7 +119,10 @@ async function saveProvider({ providers, store, settings, clock, outbound }: Fed
   const stream = federationStream(name);
   await runCommand(store, {
     streams: [stream],
-    decide: () => ({ events: { [stream]: [{ type: 'FederationProviderSaved', data: { name, document: document as unknown as JsonObject, at: clock.now().toISOString() } }] }, result: undefined }),
+    decide: () => ({
+      events: { [stream]: [{ type: 'FederationProviderSaved', data: { name, document: document as unknown as JsonObject, at: clock.now().toISOString() } }] },
+      result: undefined,
+    }),
     metadata,
   });
   // Skipped for unset variables, a name may still answer with the project's or the built-in provider.

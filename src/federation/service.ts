@@ -60,7 +60,13 @@ export class FederationService {
     if (!pending || pending.provider !== name) throw new BadRequestError('Unknown or already used login state');
     if (pending.expired) throw new BadRequestError('The login took too long; start again');
     if (!bindingMatches(pending, bindingCookie)) throw new BadRequestError('This login was started in another browser');
-    const profile = await completeLogin(provider, this.redirectUri(name), query, { state, codeVerifier: pending.codeVerifier, nonce: pending.nonce }, this.fetch);
+    const profile = await completeLogin(
+      provider,
+      this.redirectUri(name),
+      query,
+      { state, codeVerifier: pending.codeVerifier, nonce: pending.nonce },
+      this.fetch,
+    );
     const userId = await this.upsertUser(provider, profile);
     await this.commands.recordSignIn(userId, 'federated', name, { actor: userId });
     return this.auth.mintFor(userId);

@@ -73,7 +73,13 @@ async function* runWorkflow(deps: ExecutionDeps, request: RunWorkflowRequest, co
   }
 }
 
-async function* stepEvents(deps: ExecutionDeps, runId: string, input: JsonObject, caller: Principal | undefined, signal: AbortSignal): AsyncGenerator<StepEvent> {
+async function* stepEvents(
+  deps: ExecutionDeps,
+  runId: string,
+  input: JsonObject,
+  caller: Principal | undefined,
+  signal: AbortSignal,
+): AsyncGenerator<StepEvent> {
   // The stream ends with UNAUTHENTICATED once the caller's credentials end (logout, session end, expiry).
   const credentialsEnded = new AbortController();
   const stopWatching = caller

@@ -58,7 +58,8 @@ export function toAppError(error: unknown): AppError {
   if (bodyError) return bodyError;
   // Safety net behind validation: a value the database refuses as data (SQLSTATE class 22: out of
   // range, bad encoding, invalid datetime...) came with the request.
-  if (isDataException(error)) return new AppError('BAD_REQUEST', 'A value in the request is not valid for the database', { sqlstate: error.code }, { cause: error });
+  if (isDataException(error))
+    return new AppError('BAD_REQUEST', 'A value in the request is not valid for the database', { sqlstate: error.code }, { cause: error });
   // The database is restarting or out of reach: a moment to come back, never its internal text.
   if (isConnectionLoss(error)) return new UnavailableError(DATABASE_UNAVAILABLE, {}, { cause: error });
   return new AppError('INTERNAL', 'Internal server error', {}, { cause: error });

@@ -36,7 +36,13 @@ async function pingDatabase(db: Queryable, timeoutMs: number): Promise<boolean> 
     timer = setTimeout(() => resolve(false), timeoutMs);
   });
   try {
-    return await Promise.race([db.query('SELECT 1').then(() => true, () => false), timeout]);
+    return await Promise.race([
+      db.query('SELECT 1').then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -33,7 +33,13 @@ export function wantsEventStream(req: Request): boolean {
 }
 
 export function sseFrame(event: string, data: unknown, id?: number | string): string {
-  const lines = [...(id !== undefined ? [`id: ${id}`] : []), `event: ${event}`, ...JSON.stringify(data).split('\n').map((line) => `data: ${line}`)];
+  const lines = [
+    ...(id !== undefined ? [`id: ${id}`] : []),
+    `event: ${event}`,
+    ...JSON.stringify(data)
+      .split('\n')
+      .map((line) => `data: ${line}`),
+  ];
   return `${lines.join('\n')}\n\n`;
 }
 

@@ -80,7 +80,15 @@ function reachOf({ pool, authenticator }: AdminDeps): Reach {
     },
     async userOr404(id, fence) {
       const user = await findUser(pool, id);
-      if (!user || !isWithinFence(fence, user.tenant, user.roles.map((role) => role.id))) throw new NotFoundError(`User ${id} not found`);
+      if (
+        !user ||
+        !isWithinFence(
+          fence,
+          user.tenant,
+          user.roles.map((role) => role.id),
+        )
+      )
+        throw new NotFoundError(`User ${id} not found`);
       return user;
     },
   };

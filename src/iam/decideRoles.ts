@@ -29,7 +29,10 @@ export function createRole(command: CreateRole, state: IamState): Decision {
     data: { roleId: command.roleId, name: command.name, description: command.description, at: command.at },
   });
   if (scopes.length > 0) {
-    push(decision, roleStream(command.roleId), { type: 'RoleScopesChanged', data: { roleId: command.roleId, added: scopes, removed: [], scopes, at: command.at } });
+    push(decision, roleStream(command.roleId), {
+      type: 'RoleScopesChanged',
+      data: { roleId: command.roleId, added: scopes, removed: [], scopes, at: command.at },
+    });
   }
   return decision;
 }
@@ -60,7 +63,12 @@ export function deleteRole(command: DeleteRole, state: IamState): Decision {
   release(decision, 'role-name', role.name, role.roleId, command.at);
   push(decision, roleStream(role.roleId), { type: 'RoleDeleted', data: { roleId: role.roleId, at: command.at } });
   for (const userId of role.holders) {
-    push(decision, userStream(userId), { type: 'RoleRevoked', data: { userId, roleId: role.roleId, at: command.at } }, sessionsEnded(userId, command.at, 'role deleted'));
+    push(
+      decision,
+      userStream(userId),
+      { type: 'RoleRevoked', data: { userId, roleId: role.roleId, at: command.at } },
+      sessionsEnded(userId, command.at, 'role deleted'),
+    );
   }
   return decision;
 }

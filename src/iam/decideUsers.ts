@@ -8,7 +8,9 @@ import { administrableUser, checkEmail, checkPhoneNumber, claim, existingUser, p
 export function createUser(command: CreateUser, state: IamState): Decision {
   if (state.user?.exists) throw new AlreadyExistsError(`User ${command.userId} already exists`);
   if (command.fence && command.tenant !== command.fence.tenant) {
-    throw new PermissionDeniedError(`Permission denied: the admin of tenant ${String(command.fence.tenant)} creates users in tenant ${String(command.fence.tenant)} only`);
+    throw new PermissionDeniedError(
+      `Permission denied: the admin of tenant ${String(command.fence.tenant)} creates users in tenant ${String(command.fence.tenant)} only`,
+    );
   }
   checkEmail(command.email);
   if (command.phoneNumber !== null) checkPhoneNumber(command.phoneNumber);
@@ -87,7 +89,12 @@ export function deleteUser(command: DeleteUser, state: IamState): Decision {
       push(decision, roleStream(roleId), { type: 'RoleHolderRemoved', data: { roleId, userId: user.userId, at: command.at } });
     }
   }
-  push(decision, userStream(user.userId), { type: 'UserDeleted', data: { userId: user.userId, at: command.at } }, sessionsEnded(user.userId, command.at, 'user deleted'));
+  push(
+    decision,
+    userStream(user.userId),
+    { type: 'UserDeleted', data: { userId: user.userId, at: command.at } },
+    sessionsEnded(user.userId, command.at, 'user deleted'),
+  );
   return decision;
 }
 
@@ -109,5 +116,7 @@ export function linkFederation(command: LinkFederation, state: IamState): Decisi
 
 export function recordSignIn(command: RecordSignIn, state: IamState): Decision {
   const user = existingUser(state.user, command.userId);
-  return { [userStream(user.userId)]: [{ type: 'UserSignedIn', data: { userId: user.userId, method: command.method, provider: command.provider, at: command.at } }] };
+  return {
+    [userStream(user.userId)]: [{ type: 'UserSignedIn', data: { userId: user.userId, method: command.method, provider: command.provider, at: command.at } }],
+  };
 }

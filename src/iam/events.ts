@@ -3,16 +3,19 @@ import type { JsonObject } from '../kernel/json.js';
 
 type Event<Type extends string, Data extends JsonObject> = { type: Type; data: Data };
 
-export type UserCreated = Event<'UserCreated', {
-  userId: string;
-  email: string;
-  phoneNumber: string | null;
-  passwordHash: string | null;
-  tenant: string | null;
-  federatedProvider: string | null;
-  federatedSub: string | null;
-  at: string;
-}>;
+export type UserCreated = Event<
+  'UserCreated',
+  {
+    userId: string;
+    email: string;
+    phoneNumber: string | null;
+    passwordHash: string | null;
+    tenant: string | null;
+    federatedProvider: string | null;
+    federatedSub: string | null;
+    at: string;
+  }
+>;
 export type UserUpdated = Event<'UserUpdated', { userId: string; email?: string; phoneNumber?: string | null; at: string }>;
 export type PasswordChanged = Event<'PasswordChanged', { userId: string; passwordHash: string; at: string }>;
 export type UserDeactivated = Event<'UserDeactivated', { userId: string; at: string }>;
@@ -28,13 +31,16 @@ export type UserSignedIn = Event<'UserSignedIn', { userId: string; method: strin
 export type UserSessionsEnded = Event<'UserSessionsEnded', { userId: string; at: string; reason: string }>;
 
 export type RoleCreated = Event<'RoleCreated', { roleId: string; name: string; description: string; at: string }>;
-export type RoleScopesChanged = Event<'RoleScopesChanged', {
-  roleId: string;
-  added: string[];
-  removed: string[];
-  scopes: string[];
-  at: string;
-}>;
+export type RoleScopesChanged = Event<
+  'RoleScopesChanged',
+  {
+    roleId: string;
+    added: string[];
+    removed: string[];
+    scopes: string[];
+    at: string;
+  }
+>;
 export type RoleDeleted = Event<'RoleDeleted', { roleId: string; at: string }>;
 /**
  * The role's own record of who holds it, written with RoleAssigned/RoleRevoked on the user's stream:

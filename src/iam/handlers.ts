@@ -70,7 +70,9 @@ export class IamCommands {
         claims: [
           uniqueStream('email', input.email),
           ...(phoneNumber ? [uniqueStream('phone', phoneNumber)] : []),
-          ...(input.federatedProvider && input.federatedSub ? [uniqueStream('federated-identity', federatedIdentity(input.federatedProvider, input.federatedSub))] : []),
+          ...(input.federatedProvider && input.federatedSub
+            ? [uniqueStream('federated-identity', federatedIdentity(input.federatedProvider, input.federatedSub))]
+            : []),
         ],
       }),
       metadata,

@@ -85,8 +85,7 @@ export const userRolesProjection = defineProjection({
   key: ['user_id', 'role_id'],
   eventTypes: ['RoleAssigned', 'RoleRevoked'],
   keysOf: (event) => [{ user_id: str(data(event).userId), role_id: str(data(event).roleId) }],
-  evolve: (_row, key, event) =>
-    event.type === 'RoleAssigned' ? { user_id: key.user_id!, role_id: key.role_id!, assigned_at: str(data(event).at) } : null,
+  evolve: (_row, key, event) => (event.type === 'RoleAssigned' ? { user_id: key.user_id!, role_id: key.role_id!, assigned_at: str(data(event).at) } : null),
 });
 
 export const sessionEndsProjection = defineProjection({

@@ -50,7 +50,9 @@ export function administrableUser(user: UserState | undefined, userId: string, f
 export function checkRoleWithinFence(fence: TenantFence | undefined, role: RoleState | undefined, roleId: string): void {
   if (!fence) return;
   if (role?.name === SUPERADMIN_ROLE || roleId === fence.superadminRoleId) {
-    throw new PermissionDeniedError(`Permission denied: only a deployment admin (iam:admin and the ${SUPERADMIN_ROLE} group) assigns or removes the ${SUPERADMIN_ROLE} role`);
+    throw new PermissionDeniedError(
+      `Permission denied: only a deployment admin (iam:admin and the ${SUPERADMIN_ROLE} group) assigns or removes the ${SUPERADMIN_ROLE} role`,
+    );
   }
 }
 

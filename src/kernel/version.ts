@@ -1,6 +1,4 @@
 // The service version, from package.json.
 import { readFileSync } from 'node:fs';
 
-export const SERVICE_VERSION: string = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+export const SERVICE_VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

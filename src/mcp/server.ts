@@ -39,7 +39,11 @@ export function mcpRouter(deps: McpExportDeps): Router {
     });
     // The event stream (GET) closes once the caller's credentials end, as every stream does; a POST
     // is an ordinary request, bounded like a synchronous trigger by SVC_SYNC_TIMEOUT_MS.
-    if (req.method === 'GET') res.on('close', deps.authenticator.watch(principal, () => void transport.close()));
+    if (req.method === 'GET')
+      res.on(
+        'close',
+        deps.authenticator.watch(principal, () => void transport.close()),
+      );
     await server.connect(transport);
     await transport.handleRequest(req, res, req.body);
   });
@@ -66,7 +70,8 @@ function mcpServerFor(principal: Principal, deps: McpExportDeps): Server {
     try {
       return toolResult(await deps.starter.startAndWait({ workflow, caller: principal, readInput, source: 'body', trigger: 'mcp' }));
     } catch (error) {
-      if (error instanceof ValidationError) return errorResult('The arguments do not match the input schema', { detail: error.issues as unknown as JsonObject[] });
+      if (error instanceof ValidationError)
+        return errorResult('The arguments do not match the input schema', { detail: error.issues as unknown as JsonObject[] });
       if (error instanceof UnavailableError) return unavailableResult(error);
       throw error;
     }

@@ -34,7 +34,14 @@ export function crudAccess(registry: ModelRegistry, authenticator: Authenticator
     async relationsFor(req, model, include) {
       if (!include) return [];
       const principal = await authenticator.principalOf(req);
-      return [...new Set(include.split(',').map((s) => s.trim()).filter(Boolean))].map((name) => {
+      return [
+        ...new Set(
+          include
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        ),
+      ].map((name) => {
         const relation = model.relations.find((r) => r.name === name);
         if (!relation) throw new BadRequestError(`include: ${model.name} has no relation ${name}`);
         const target = registry.active(relation.model);

@@ -57,18 +57,25 @@ export class RecordCommands {
     for (const stamp of ['created_at', 'updated_at']) {
       if (model.fields.some((f) => f.name === stamp && f.type === 'timestamp') && values[stamp] === undefined) values[stamp] = context.at;
     }
-    await this.write(writer, {
-      streamId: recordStream(model, id),
-      expectedVersion: 0,
-      events: [{ type: 'RecordCreated', data: { model: model.slug, table: model.tablename, id, values, tenant: context.tenant, at: context.at } }],
-    }, context);
+    await this.write(
+      writer,
+      {
+        streamId: recordStream(model, id),
+        expectedVersion: 0,
+        events: [{ type: 'RecordCreated', data: { model: model.slug, table: model.tablename, id, values, tenant: context.tenant, at: context.at } }],
+      },
+      context,
+    );
     return id;
   }
 
   async update(model: ModelDefinition, id: string, changes: JsonObject, context: RecordContext, writer: Writer = this.store): Promise<void> {
     const stamped: JsonObject = { ...changes };
     if (model.fields.some((f) => f.name === 'updated_at' && f.type === 'timestamp')) stamped.updated_at = context.at;
-    await this.appendToLive(model, id, context, writer, { type: 'RecordUpdated', data: { model: model.slug, table: model.tablename, id, changes: stamped, at: context.at } });
+    await this.appendToLive(model, id, context, writer, {
+      type: 'RecordUpdated',
+      data: { model: model.slug, table: model.tablename, id, changes: stamped, at: context.at },
+    });
   }
 
   async delete(model: ModelDefinition, id: string, context: RecordContext, writer: Writer = this.store): Promise<void> {

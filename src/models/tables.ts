@@ -95,6 +95,12 @@ async function leadingIndexColumns(db: Queryable, table: string): Promise<Set<st
 function createIndex(table: string, columns: string[]): string {
   // Identifiers stop at 63 bytes: a long name keeps a hash so two indexes never share a truncated name.
   const plain = `${table}_${columns.join('_')}_idx`;
-  const name = plain.length <= 63 ? plain : `${plain.slice(0, 50)}_${createHash('sha256').update(`${table}.${columns.join('.')}`).digest('hex').slice(0, 8)}_idx`;
+  const name =
+    plain.length <= 63
+      ? plain
+      : `${plain.slice(0, 50)}_${createHash('sha256')
+          .update(`${table}.${columns.join('.')}`)
+          .digest('hex')
+          .slice(0, 8)}_idx`;
   return `CREATE INDEX IF NOT EXISTS ${quoteIdent(name)} ON ${quoteIdent(table)} (${columns.map(quoteIdent).join(', ')})`;
 }

@@ -71,12 +71,28 @@ export function operation(spec: OperationSpec): Operation {
   // openapi-types reuses the 3.0 ParameterObject (with a 3.0 schema) for 3.1: our schemas are 3.1.
   const parameters = [
     ...(spec.path ?? []).map((name) => ({ name, in: 'path' as const, required: true, schema: { type: 'string' as const } })),
-    ...(spec.query ?? []).map((q) => ({ name: q.name, in: 'query' as const, required: q.required ?? false, schema: q.schema, ...(q.description ? { description: q.description } : {}) })),
+    ...(spec.query ?? []).map((q) => ({
+      name: q.name,
+      in: 'query' as const,
+      required: q.required ?? false,
+      schema: q.schema,
+      ...(q.description ? { description: q.description } : {}),
+    })),
   ] as unknown as OpenAPIV3_1.ParameterObject[];
   return {
     operationId: spec.operationId,
     summary: spec.summary,
-    ...(spec.description || spec.scope ? { description: [spec.description, spec.scope ? `Requires scope \`${spec.scope}\` (or \`iam:admin\`).` : undefined, spec.deploymentAdmin ? DEPLOYMENT_ADMIN_ONLY : undefined].filter(Boolean).join('\n\n') } : {}),
+    ...(spec.description || spec.scope
+      ? {
+          description: [
+            spec.description,
+            spec.scope ? `Requires scope \`${spec.scope}\` (or \`iam:admin\`).` : undefined,
+            spec.deploymentAdmin ? DEPLOYMENT_ADMIN_ONLY : undefined,
+          ]
+            .filter(Boolean)
+            .join('\n\n'),
+        }
+      : {}),
     tags: spec.tags,
     ...(spec.isPublic ? { security: [] } : {}),
     ...(parameters.length ? { parameters } : {}),

@@ -13,12 +13,32 @@ export const components: OpenAPIV3_1.ComponentsObject = {
     Error: object(
       {
         detail: str,
-        code: { type: 'string', enum: ['UNAUTHENTICATED', 'PERMISSION_DENIED', 'NOT_FOUND', 'ALREADY_EXISTS', 'CONFLICT', 'BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'METHOD_NOT_ALLOWED', 'NOT_IMPLEMENTED', 'UNAVAILABLE', 'INTERNAL'] },
+        code: {
+          type: 'string',
+          enum: [
+            'UNAUTHENTICATED',
+            'PERMISSION_DENIED',
+            'NOT_FOUND',
+            'ALREADY_EXISTS',
+            'CONFLICT',
+            'BAD_REQUEST',
+            'PAYLOAD_TOO_LARGE',
+            'METHOD_NOT_ALLOWED',
+            'NOT_IMPLEMENTED',
+            'UNAVAILABLE',
+            'INTERNAL',
+          ],
+        },
       },
       ['detail', 'code'],
     ),
     ValidationError: object(
-      { detail: { type: 'array', items: object({ loc: { type: 'array', items: { type: ['string', 'integer'] } }, msg: str, type: str }, ['loc', 'msg', 'type']) } },
+      {
+        detail: {
+          type: 'array',
+          items: object({ loc: { type: 'array', items: { type: ['string', 'integer'] } }, msg: str, type: str }, ['loc', 'msg', 'type']),
+        },
+      },
       ['detail'],
     ),
     WorkflowError: object(
@@ -30,7 +50,11 @@ export const components: OpenAPIV3_1.ComponentsObject = {
       },
       ['success', 'status_code', 'data', 'error'],
     ),
-    TokenResponse: object({ access_token: str, token_type: { type: 'string', const: 'bearer' }, expires_in: int }, ['access_token', 'token_type', 'expires_in']),
+    TokenResponse: object({ access_token: str, token_type: { type: 'string', const: 'bearer' }, expires_in: int }, [
+      'access_token',
+      'token_type',
+      'expires_in',
+    ]),
     Identity: object({ user_id: str, groups: strings, scopes: strings, tenant: str }, ['user_id', 'groups', 'scopes']),
     User: object(
       {
@@ -48,7 +72,17 @@ export const components: OpenAPIV3_1.ComponentsObject = {
       },
       ['id', 'email', 'is_active'],
     ),
-    Role: object({ id: uuid, name: str, description: str, scopes: strings, created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' } }, ['id', 'name', 'scopes']),
+    Role: object(
+      {
+        id: uuid,
+        name: str,
+        description: str,
+        scopes: strings,
+        created_at: { type: 'string', format: 'date-time' },
+        updated_at: { type: 'string', format: 'date-time' },
+      },
+      ['id', 'name', 'scopes'],
+    ),
     Run: object(
       {
         id: uuid,
@@ -70,10 +104,15 @@ export const components: OpenAPIV3_1.ComponentsObject = {
       },
       ['id', 'workflow', 'status', 'status_url', 'events_url'],
     ),
-    RunEvent: object(
-      { run_id: uuid, seq: int, ts: { type: 'string', format: 'date-time' }, type: str, agent_id: str, engine: str, payload: anyObject },
-      ['run_id', 'seq', 'ts', 'type', 'agent_id', 'engine', 'payload'],
-    ),
+    RunEvent: object({ run_id: uuid, seq: int, ts: { type: 'string', format: 'date-time' }, type: str, agent_id: str, engine: str, payload: anyObject }, [
+      'run_id',
+      'seq',
+      'ts',
+      'type',
+      'agent_id',
+      'engine',
+      'payload',
+    ]),
     Approval: object(
       {
         approval_id: uuid,
@@ -134,8 +173,15 @@ export const components: OpenAPIV3_1.ComponentsObject = {
       ...object(
         {
           provider: { type: 'string', enum: ['google', 'github', 'microsoft', 'custom'] },
-          client_id: { type: 'string', description: 'Published in every sign-in redirect: `${SVC_OAUTH_*_ID}` names an environment variable (only names ending in `_ID`).' },
-          client_secret: { type: 'string', description: 'Reads answer `***` in its place; sending `***` back keeps the stored secret. `${SVC_OAUTH_*}` names an environment variable (no other field resolves one).' },
+          client_id: {
+            type: 'string',
+            description: 'Published in every sign-in redirect: `${SVC_OAUTH_*_ID}` names an environment variable (only names ending in `_ID`).',
+          },
+          client_secret: {
+            type: 'string',
+            description:
+              'Reads answer `***` in its place; sending `***` back keeps the stored secret. `${SVC_OAUTH_*}` names an environment variable (no other field resolves one).',
+          },
           auth_url: httpUrl,
           token_url: httpUrl,
           userinfo_url: httpUrl,
@@ -170,7 +216,12 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         version: { type: 'string', const: 'v1' },
         metadata: object({ name: str }, ['name']),
         enabled: bool,
-        source: { type: 'string', enum: ['project', 'admin', 'environment'], description: 'project: a file under federation/; admin: saved through this API; environment: a built-in (google, github, microsoft) without a file, with SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET when set' },
+        source: {
+          type: 'string',
+          enum: ['project', 'admin', 'environment'],
+          description:
+            'project: a file under federation/; admin: saved through this API; environment: a built-in (google, github, microsoft) without a file, with SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET when set',
+        },
         spec: ref('FederationProviderSpec'),
         has_credentials: { type: 'boolean', description: 'false: start and callback answer 501' },
       },
@@ -182,12 +233,24 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         models: { type: 'array', items: object({ ...registryEntry, file: str }, ['name', 'version', 'enabled', 'file']) },
         artifacts: {
           type: 'array',
-          items: object({ ...registryEntry, version: { type: ['string', 'null'] }, type: { type: ['string', 'null'] }, source: { type: 'string', enum: ['project', 'upload'] } }, ['name', 'version', 'enabled', 'type', 'source']),
+          items: object(
+            {
+              ...registryEntry,
+              version: { type: ['string', 'null'] },
+              type: { type: ['string', 'null'] },
+              source: { type: 'string', enum: ['project', 'upload'] },
+            },
+            ['name', 'version', 'enabled', 'type', 'source'],
+          ),
         },
         federation_providers: {
           type: 'array',
           items: object(
-            { ...registryEntry, provider: { type: 'string', enum: ['google', 'github', 'microsoft', 'custom'] }, source: { type: 'string', enum: ['project', 'admin', 'environment'] } },
+            {
+              ...registryEntry,
+              provider: { type: 'string', enum: ['google', 'github', 'microsoft', 'custom'] },
+              source: { type: 'string', enum: ['project', 'admin', 'environment'] },
+            },
             ['name', 'version', 'enabled', 'provider', 'source'],
           ),
         },
@@ -198,4 +261,3 @@ export const components: OpenAPIV3_1.ComponentsObject = {
     Health: object({ status: { type: 'string', enum: ['ok', 'degraded'] }, database: str, uptime_s: int, version: str }, ['status', 'database']),
   },
 };
-

@@ -38,7 +38,8 @@ export function buildOpenApi({ workflows, models, crudEnabled }: OpenApiSources)
     info: {
       title: 'svc',
       version: SERVICE_VERSION,
-      description: 'Event-sourced workflow and model service. Errors outside triggers and validation are `{detail, code}`; request validation is 422 `{detail: [{loc, msg, type}]}`; failed runs answer the workflow envelope.',
+      description:
+        'Event-sourced workflow and model service. Errors outside triggers and validation are `{detail, code}`; request validation is 422 `{detail: [{loc, msg, type}]}`; failed runs answer the workflow envelope.',
     },
     security: [{ bearer: [] }],
     // openapi-types cannot express 3.1 operations in PathsObject (see PathItem).

@@ -89,7 +89,9 @@ async function admit(policy: OutboundPolicy, destination: Destination, resolve: 
   if (!policy.enforced || isAllowedHost(policy, destination)) return undefined;
   const literal = isIpAddress(destination.host);
   // A localhost name that does not resolve is still judged (as loopback), not waved through to a DNS error.
-  const resolved = literal ? undefined : await resolve(destination.host).catch((error: unknown) => (isLocalhostName(destination.host) ? [] : Promise.reject(error)));
+  const resolved = literal
+    ? undefined
+    : await resolve(destination.host).catch((error: unknown) => (isLocalhostName(destination.host) ? [] : Promise.reject(error)));
   const refusal = destinationRefusal(policy, destination, resolved ? resolved.map((a) => a.address) : [destination.host]);
   if (refusal) throw new OutboundRefusedError(refusal, { host: destination.host, port: destination.port });
   return resolved;

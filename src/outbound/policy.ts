@@ -36,7 +36,10 @@ const RANGE_DESCRIPTIONS: Readonly<Record<string, string>> = {
 
 /** Lower case, no brackets around IPv6, no trailing dot, IPv6 in its canonical form. */
 export function normalizeHost(host: string): string {
-  const bare = host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.+$/, '');
+  const bare = host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.+$/, '');
   return ipaddr.IPv6.isValid(bare) ? ipaddr.IPv6.parse(bare).toString() : bare;
 }
 

@@ -69,12 +69,7 @@ export class ProjectionRegistry implements InlineProjector {
 }
 
 /** Loads (and locks) the touched rows, folds the events, writes the result back. */
-export async function applyToTable(
-  client: Queryable,
-  projection: RowProjection,
-  shape: TableShape,
-  events: readonly RecordedEvent[],
-): Promise<void> {
+export async function applyToTable(client: Queryable, projection: RowProjection, shape: TableShape, events: readonly RecordedEvent[]): Promise<void> {
   const fold = new RowFold(projection);
   const keys = fold.unknownKeys(events);
   fold.seed(keys, await loadRows(client, shape, keys, true));

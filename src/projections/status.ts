@@ -17,9 +17,7 @@ export interface ProjectionStatus {
 }
 
 export async function projectionStatus(pool: Pool, registry: ProjectionRegistry): Promise<ProjectionStatus[]> {
-  const { rows } = await pool.query<{ name: string; version: number; rebuilt_at: string | null }>(
-    'SELECT name, version, rebuilt_at FROM projection_state',
-  );
+  const { rows } = await pool.query<{ name: string; version: number; rebuilt_at: string | null }>('SELECT name, version, rebuilt_at FROM projection_state');
   const stored = new Map(rows.map((r) => [r.name, r]));
   const result: ProjectionStatus[] = [];
   for (const projection of registry.list()) {

@@ -47,9 +47,7 @@ export async function loadRows(client: Queryable, shape: TableShape, keys: RowKe
 export async function upsertRows(client: Queryable, shape: TableShape, rows: Row[]): Promise<void> {
   if (rows.length === 0) return;
   const others = shape.columns.filter((c) => !shape.key.includes(c.name));
-  const update = others.length
-    ? `DO UPDATE SET ${others.map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`).join(', ')}`
-    : 'DO NOTHING';
+  const update = others.length ? `DO UPDATE SET ${others.map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`).join(', ')}` : 'DO NOTHING';
   await client.query(
     `INSERT INTO ${shape.qualified} SELECT * FROM jsonb_populate_recordset(NULL::${shape.qualified}, $1::jsonb)
      ON CONFLICT (${shape.key.map(quoteIdent).join(', ')}) ${update}`,
@@ -60,8 +58,5 @@ export async function upsertRows(client: Queryable, shape: TableShape, rows: Row
 export async function deleteRows(client: Queryable, shape: TableShape, keys: RowKey[]): Promise<void> {
   if (keys.length === 0) return;
   const join = shape.key.map((k) => `t.${quoteIdent(k)} = k.${quoteIdent(k)}`).join(' AND ');
-  await client.query(
-    `DELETE FROM ${shape.qualified} t USING jsonb_to_recordset($1::jsonb) AS k(${keyColumns(shape)}) WHERE ${join}`,
-    [JSON.stringify(keys)],
-  );
+  await client.query(`DELETE FROM ${shape.qualified} t USING jsonb_to_recordset($1::jsonb) AS k(${keyColumns(shape)}) WHERE ${join}`, [JSON.stringify(keys)]);
 }

@@ -31,7 +31,14 @@ export function decideControl(state: RunState, action: ControlAction, by: string
   }
 }
 
-export async function controlRun(store: EventStore, runId: string, action: ControlAction, by: string, message?: string, metadata?: EventMetadata): Promise<void> {
+export async function controlRun(
+  store: EventStore,
+  runId: string,
+  action: ControlAction,
+  by: string,
+  message?: string,
+  metadata?: EventMetadata,
+): Promise<void> {
   const stream = runStream(runId);
   await runCommand(store, {
     streams: [stream],

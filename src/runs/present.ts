@@ -82,7 +82,10 @@ export function sanitizePayload(payload: JsonObject): JsonObject {
   const { changes, input } = payload;
   if (isJsonObject(changes)) {
     const unset = Array.isArray(changes.unset) ? changes.unset : [];
-    result.changes = { set: publicView(isJsonObject(changes.set) ? changes.set : {}), unset: unset.filter((key) => typeof key === 'string' && !key.startsWith('_')) };
+    result.changes = {
+      set: publicView(isJsonObject(changes.set) ? changes.set : {}),
+      unset: unset.filter((key) => typeof key === 'string' && !key.startsWith('_')),
+    };
   }
   if (isJsonObject(input)) result.input = publicView(input);
   return result;

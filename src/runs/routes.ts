@@ -134,7 +134,7 @@ function listReadableRuns(pool: Pool, principal: Principal, query: ListQuery): P
 
 /** Replay only: what the journal holds now after `after`, then close. */
 async function replayRunEvents(store: EventStore, runId: string, after: number, stream: SseStream): Promise<void> {
-  for (let position = after; ; ) {
+  for (let position = after; ;) {
     const page = await store.readStream(runStream(runId), position, 1000);
     for (const event of page) stream.send(event.type, presentRunEvent(event), event.streamPosition);
     if (page.length < 1000) break;

@@ -96,7 +96,13 @@ export function evolveRun(state: RunState, event: RunEvent, at: string, position
     case 'step_completed':
     case 'step_failed': {
       const { payload } = event.data;
-      return { ...next, context: applyChanges(state.context, payload.changes), nextStep: payload.next ?? null, currentStep: event.data.agent_id, decided: null };
+      return {
+        ...next,
+        context: applyChanges(state.context, payload.changes),
+        nextStep: payload.next ?? null,
+        currentStep: event.data.agent_id,
+        decided: null,
+      };
     }
     case 'approval_requested':
       return { ...next, status: waitingOn(event.data.payload.approval), approval: event.data.payload.approval };

@@ -59,7 +59,8 @@ export class VersionCommands {
    */
   async fork(request: ForkRequest, metadata?: EventMetadata): Promise<{ file: string }> {
     const { kind, name, sourceVersion, newVersion } = request;
-    if (!VERSION_TOKEN.test(newVersion)) throw new BadRequestError('new_version must be a plain version token like v2 or v1.1 (letters, digits, -, _ and single dots between them)');
+    if (!VERSION_TOKEN.test(newVersion))
+      throw new BadRequestError('new_version must be a plain version token like v2 or v1.1 (letters, digits, -, _ and single dots between them)');
     const folder = path.resolve(request.folder);
     const target = path.resolve(folder, `${request.fileStem}_${newVersion}.yaml`);
     if (path.dirname(target) !== folder) throw new BadRequestError('new_version would leave the project folder');
@@ -84,7 +85,10 @@ export class VersionCommands {
             throw new AlreadyExistsError(`${name} ${newVersion} already exists`);
           }
           const at = this.clock.now().toISOString();
-          return { events: { [stream]: [{ type: 'DefinitionVersionForked', data: { kind, name, sourceVersion, newVersion, file, definition, at } }] }, result: undefined };
+          return {
+            events: { [stream]: [{ type: 'DefinitionVersionForked', data: { kind, name, sourceVersion, newVersion, file, definition, at } }] },
+            result: undefined,
+          };
         },
         ...(metadata ? { metadata } : {}),
       });

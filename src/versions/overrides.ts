@@ -36,6 +36,7 @@ export class VersionOverrides implements EnabledFlags {
 
   async start(): Promise<void> {
     this.view = await startLiveView(this.deps, {
+      inStreamOrder: true,
       name: 'definition-versions',
       streamTypes: ['model', 'workflow'],
       load: () => this.load(),
@@ -91,7 +92,12 @@ export class VersionOverrides implements EnabledFlags {
     if (event.type === 'DefinitionVersionToggled') {
       const version = String(d.version);
       const current = this.get(kind, name, version);
-      this.set(kind, name, version, { enabled: Boolean(d.enabled), definition: current?.definition ?? null, file: current?.file ?? null, forkedFrom: current?.forkedFrom ?? null });
+      this.set(kind, name, version, {
+        enabled: Boolean(d.enabled),
+        definition: current?.definition ?? null,
+        file: current?.file ?? null,
+        forkedFrom: current?.forkedFrom ?? null,
+      });
     } else if (event.type === 'DefinitionVersionForked') {
       const version = String(d.newVersion);
       const current = this.get(kind, name, version);

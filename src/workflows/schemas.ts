@@ -42,7 +42,9 @@ function inlineSchema(workflow: WorkflowDefinition, fields: InlineField[]): { sc
       continue;
     }
     if (!raw || typeof raw.name !== 'string' || !FIELD_TYPES.includes(raw.type as FieldType)) {
-      return { problem: `${workflow.name}: inline field ${JSON.stringify(raw)} needs a name and a type of ${[...FIELD_TYPES, ...Object.keys(INLINE_ONLY)].join(', ')}` };
+      return {
+        problem: `${workflow.name}: inline field ${JSON.stringify(raw)} needs a name and a type of ${[...FIELD_TYPES, ...Object.keys(INLINE_ONLY)].join(', ')}`,
+      };
     }
     const field: FieldDefinition = {
       name: raw.name,

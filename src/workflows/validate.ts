@@ -29,7 +29,6 @@ const SIGNALS: Record<string, string[]> = {
   HumanInTheLoop: ['approve', 'reject'],
 };
 
-
 export function validateWorkflows(input: ValidationInput): Finding[] {
   const { workflows, isEnabled } = input;
   const findings: Finding[] = [];
@@ -60,9 +59,14 @@ function validateWorkflow(workflow: WorkflowDefinition, input: ValidationInput):
     add('V019', 'error', 'public: true cannot be combined with required_scope or required_group');
   }
   if (workflow.trigger.mcpEnabled && !workflow.description) add('V020', 'error', 'an MCP export needs metadata.description');
-  if (workflow.trigger.path !== null && !/^\/[\w\-./:{}]*$/.test(workflow.trigger.path)) add('V001', 'error', `trigger path ${workflow.trigger.path} is not a path`);
-  if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(workflow.trigger.method)) add('V001', 'error', `trigger method ${workflow.trigger.method} is not supported`);
-  for (const [role, reference] of [['input', workflow.trigger.inputSchema], ['response', workflow.trigger.responseSchema]] as const) {
+  if (workflow.trigger.path !== null && !/^\/[\w\-./:{}]*$/.test(workflow.trigger.path))
+    add('V001', 'error', `trigger path ${workflow.trigger.path} is not a path`);
+  if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(workflow.trigger.method))
+    add('V001', 'error', `trigger method ${workflow.trigger.method} is not supported`);
+  for (const [role, reference] of [
+    ['input', workflow.trigger.inputSchema],
+    ['response', workflow.trigger.responseSchema],
+  ] as const) {
     const resolved = resolveSchema(workflow, reference, role, models);
     if ('problem' in resolved) add('V009', 'error', `${role}_schema: ${resolved.problem}`);
   }
@@ -80,7 +84,6 @@ function validateWorkflow(workflow: WorkflowDefinition, input: ValidationInput):
   return findings;
 }
 
-
 function validateStep(workflow: WorkflowDefinition, step: StepDefinition, ids: Set<string>, input: ValidationInput, isTool: boolean, add: Add): void {
   const { models, runners } = input;
   if (!STEP_KINDS.includes(step.kind)) {
@@ -96,10 +99,16 @@ function validateStep(workflow: WorkflowDefinition, step: StepDefinition, ids: S
   // A step used as an Agent tool answers the agent, not the routes.
   for (const signal of isTool ? [] : emitted) {
     if (signal === 'default' || signal in step.routes) continue;
-    add('V004', signal === 'error' ? 'warning' : 'error', `signal ${signal} can be emitted but is not routed${signal === 'error' ? ' (the run fails)' : ''}`, step.id);
+    add(
+      'V004',
+      signal === 'error' ? 'warning' : 'error',
+      `signal ${signal} can be emitted but is not routed${signal === 'error' ? ' (the run fails)' : ''}`,
+      step.id,
+    );
   }
   const config = step.config;
-  if (step.kind === 'Functional' && !runners.has(String(config.runner ?? ''))) add('V006', 'error', `runner ${String(config.runner)} not found in nodes/`, step.id);
+  if (step.kind === 'Functional' && !runners.has(String(config.runner ?? '')))
+    add('V006', 'error', `runner ${String(config.runner)} not found in nodes/`, step.id);
   if (step.kind === 'Router') {
     const condition = asRecord(config.condition);
     if (!config.condition && !config.match) add('V001', 'error', 'a Router needs condition or match', step.id);
@@ -109,8 +118,10 @@ function validateStep(workflow: WorkflowDefinition, step: StepDefinition, ids: S
   }
   if (step.kind === 'ModelOp') {
     const model = String(config.model ?? '');
-    if (!workflow.contextModels.includes(model) || !models.versions(model).length) add('V007', 'error', `model ${model} is unknown or not in spec.context`, step.id);
-    if (!['create', 'read', 'list', 'update', 'delete'].includes(String(config.operation))) add('V001', 'error', `unknown operation ${String(config.operation)}`, step.id);
+    if (!workflow.contextModels.includes(model) || !models.versions(model).length)
+      add('V007', 'error', `model ${model} is unknown or not in spec.context`, step.id);
+    if (!['create', 'read', 'list', 'update', 'delete'].includes(String(config.operation)))
+      add('V001', 'error', `unknown operation ${String(config.operation)}`, step.id);
   }
   if (step.kind === 'APICall' && typeof asRecord(config.http).url !== 'string') add('V001', 'error', 'an APICall needs http.url', step.id);
   if (step.kind === 'Agent') validateAgent(workflow, step, input, add);
@@ -120,7 +131,8 @@ function validateStep(workflow: WorkflowDefinition, step: StepDefinition, ids: S
     const match = /^artifact:\/\/([^@]+)(?:@(.+))?$/.exec(ref);
     const types = match ? input.artifactTypes(match[1]!, match[2]) : [];
     if (!match || types.length === 0) add('V017', 'error', `${ref} does not resolve to an artifact`, step.id);
-    else if (expected && !types.some((type) => expected.includes(type))) add('V017', 'error', `${ref} is a ${types.join(' / ')}, expected a ${expected.join(' or ')}`, step.id);
+    else if (expected && !types.some((type) => expected.includes(type)))
+      add('V017', 'error', `${ref} is a ${types.join(' / ')}, expected a ${expected.join(' or ')}`, step.id);
     else if (!match[2]) add('V017', 'warning', `${ref} is not pinned to a version`, step.id);
   }
   for (const path of templatePaths(config)) {
@@ -158,7 +170,13 @@ function triggerClashes(workflows: WorkflowDefinition[]): Finding[] {
     const key = `${workflow.trigger.method} ${workflow.trigger.path.replace(/\/+$/, '') || '/'}`;
     const other = seen.get(key);
     if (other) {
-      findings.push({ code: 'V010', severity: 'error', file: workflow.file, workflow: `${workflow.name} ${workflow.version}`, message: `trigger ${key} is also used by ${other.name}` });
+      findings.push({
+        code: 'V010',
+        severity: 'error',
+        file: workflow.file,
+        workflow: `${workflow.name} ${workflow.version}`,
+        message: `trigger ${key} is also used by ${other.name}`,
+      });
     } else seen.set(key, workflow);
   }
   return findings;
@@ -166,7 +184,9 @@ function triggerClashes(workflows: WorkflowDefinition[]): Finding[] {
 
 function agentToolRefs(workflow: WorkflowDefinition): Set<string> {
   return new Set(
-    workflow.steps.flatMap((s) => (s.kind === 'Agent' ? ((asRecord(s.config.agent).tools as { ref?: string }[] | undefined) ?? []).map((t) => String(t.ref)) : [])),
+    workflow.steps.flatMap((s) =>
+      s.kind === 'Agent' ? ((asRecord(s.config.agent).tools as { ref?: string }[] | undefined) ?? []).map((t) => String(t.ref)) : [],
+    ),
   );
 }
 

@@ -33,7 +33,12 @@ export function validateHuman(step: StepDefinition, add: Add): void {
     }
     const type = field.type ?? 'string';
     if (options === undefined && (type === 'enum' || !FIELD_TYPES.includes(type as FieldType))) {
-      add('V022', 'error', `human_feedback field ${name}: type ${String(type)} is not one of ${FIELD_TYPES.filter((t) => t !== 'enum').join(', ')} (or give options)`, step.id);
+      add(
+        'V022',
+        'error',
+        `human_feedback field ${name}: type ${String(type)} is not one of ${FIELD_TYPES.filter((t) => t !== 'enum').join(', ')} (or give options)`,
+        step.id,
+      );
     }
   }
 }
@@ -56,7 +61,8 @@ export function validateAgent(workflow: WorkflowDefinition, step: StepDefinition
   for (const tool of tools) {
     const target = workflow.steps.find((s) => s.id === String(tool.ref));
     if (!target) add('V011', 'error', `tool ref ${String(tool.ref)} is not a step`, step.id);
-    else if (!TOOL_KINDS.includes(target.kind)) add('V011', 'error', `tool ref ${target.id} is a ${target.kind} step; a tool is a Functional, APICall, MCP or ModelOp step`, step.id);
+    else if (!TOOL_KINDS.includes(target.kind))
+      add('V011', 'error', `tool ref ${target.id} is a ${target.kind} step; a tool is a Functional, APICall, MCP or ModelOp step`, step.id);
   }
   const outcome = asRecord(agent.outcome);
   for (const value of Array.isArray(outcome.enum) ? outcome.enum.map(String) : []) {

@@ -31,7 +31,9 @@ describe('an abort on another instance while a long transaction is open elsewher
   let blocker: pg.Client | undefined;
 
   const eventsBehindGate = async () =>
-    Number((await observer.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE transaction_id >= pg_snapshot_xmin(pg_current_snapshot())')).rows[0]!.n);
+    Number(
+      (await observer.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE transaction_id >= pg_snapshot_xmin(pg_current_snapshot())')).rows[0]!.n,
+    );
 
   before(async () => {
     await fake.start();
@@ -89,6 +91,9 @@ describe('an abort on another instance while a long transaction is open elsewher
 
     const journal: { type: string }[] = (await call(a.url, 'GET', `/api/runs/${runId}/export`, { token: admin })).body.events;
     expect(journal.at(-1)!.type).to.equal('run_aborted');
-    expect(journal.filter((e) => ['llm_turn', 'step_completed', 'step_failed'].includes(e.type)), 'nothing of the held answer').to.have.length(0);
+    expect(
+      journal.filter((e) => ['llm_turn', 'step_completed', 'step_failed'].includes(e.type)),
+      'nothing of the held answer',
+    ).to.have.length(0);
   });
 });

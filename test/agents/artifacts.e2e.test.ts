@@ -136,17 +136,29 @@ describe('artifacts', function () {
     expect((await writer.post('/api/artifacts', { name: '../etc/passwd', type: 'prompt', content: 'x' })).status).to.equal(400);
     expect((await writer.post('/api/artifacts', { type: 'prompt', content: 'x' })).status).to.equal(422);
     const list = (await reader.get('/api/artifacts')).body as any[];
-    expect(list.filter((a) => a.name.startsWith('x_') || a.name === 'x1'), 'nothing refused was stored').to.deep.equal([]);
+    expect(
+      list.filter((a) => a.name.startsWith('x_') || a.name === 'x1'),
+      'nothing refused was stored',
+    ).to.deep.equal([]);
   });
 
   it('an uploaded mcp server names a url: a stdio command (a program run on this server) is refused', async () => {
     const stdio = await writer.post('/api/artifacts', { name: 'x_stdio', type: 'mcp', content: { command: 'sh', args: ['-c', 'touch /tmp/pwned'] } });
     expect(stdio.status, JSON.stringify(stdio.body)).to.equal(400);
     expect(stdio.body.detail).to.match(/stdio command/);
-    for (const content of [{ url: 'file:///etc/passwd' }, { url: 'https://mcp.example', headers: { n: 1 } }, { url: 'https://mcp.example', env: { A: 'b' } }, {}]) {
+    for (const content of [
+      { url: 'file:///etc/passwd' },
+      { url: 'https://mcp.example', headers: { n: 1 } },
+      { url: 'https://mcp.example', env: { A: 'b' } },
+      {},
+    ]) {
       expect((await writer.post('/api/artifacts', { name: 'x_badmcp', type: 'mcp', content })).status, JSON.stringify(content)).to.equal(422);
     }
-    const http = await writer.post('/api/artifacts', { name: 'uploaded_http_mcp', type: 'mcp', content: { url: 'https://mcp.example/mcp', headers: { authorization: 'Bearer t' } } });
+    const http = await writer.post('/api/artifacts', {
+      name: 'uploaded_http_mcp',
+      type: 'mcp',
+      content: { url: 'https://mcp.example/mcp', headers: { authorization: 'Bearer t' } },
+    });
     expect(http.status, JSON.stringify(http.body)).to.equal(201);
     const names = ((await reader.get('/api/artifacts')).body as any[]).map((a) => a.name);
     expect(names).to.include('uploaded_http_mcp').and.not.include.members(['x_stdio', 'x_badmcp']);
@@ -184,7 +196,11 @@ describe('artifacts', function () {
       ] as const) {
         expect((await writer.post('/api/artifacts', { name, type, content })).status).to.equal(201);
       }
-      second = await startTestService({ databaseUrl, projectDir: path.join(FIXTURES, 'versioned'), env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
+      second = await startTestService({
+        databaseUrl,
+        projectDir: path.join(FIXTURES, 'versioned'),
+        env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl },
+      });
     });
     after(async () => {
       await second?.close();

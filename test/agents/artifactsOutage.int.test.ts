@@ -39,8 +39,21 @@ describe('agents: artifacts unreadable for a lost database connection', () => {
       prior: [],
       aborted: new AbortController().signal,
     } as unknown as AgentHost;
-    const model = { name: 'local', provider: 'openai', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'unused', model: 'm', timeoutSeconds: 1, maxRetries: 0, file: 'x' } as const;
-    const outcome = await runAgent(host, { models: new Map([['local', model]]), artifacts: new ArtifactCatalog(pool, []), fetch: createOutbound({ enforced: false, allow: [] }).fetch }).then(
+    const model = {
+      name: 'local',
+      provider: 'openai',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKey: 'unused',
+      model: 'm',
+      timeoutSeconds: 1,
+      maxRetries: 0,
+      file: 'x',
+    } as const;
+    const outcome = await runAgent(host, {
+      models: new Map([['local', model]]),
+      artifacts: new ArtifactCatalog(pool, []),
+      fetch: createOutbound({ enforced: false, allow: [] }).fetch,
+    }).then(
       (result) => ({ result }),
       (error: unknown) => ({ error }),
     );
@@ -51,7 +64,10 @@ describe('agents: artifacts unreadable for a lost database connection', () => {
   it('an MCP step rejects with the connection loss instead of answering a failed step', async () => {
     const step = { id: 'ask', kind: 'MCP', config: { mcp: { server: 'artifact://tools', tool: 'echo', arguments: {} } } } as unknown as StepDefinition;
     const deps = { pool, artifacts: new ArtifactCatalog(pool, []) } as unknown as StepDeps;
-    const outcome = await executeMcp({ runId: 'r', workflow: { name: 'w', steps: [step] } as unknown as WorkflowDefinition, step, context: {}, principal: null, at: '' }, deps).then(
+    const outcome = await executeMcp(
+      { runId: 'r', workflow: { name: 'w', steps: [step] } as unknown as WorkflowDefinition, step, context: {}, principal: null, at: '' },
+      deps,
+    ).then(
       (result) => ({ result }),
       (error: unknown) => ({ error }),
     );

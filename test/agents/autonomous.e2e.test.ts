@@ -61,7 +61,9 @@ describe('Agent steps: autonomous mode', function () {
 
       const journal = await journalOf(service.url, admin.token, result.headers.get('x-svc-run-id')!);
       expect(privateKeys(journal)).to.deep.equal([]);
-      const loop = journal.filter((e) => ['llm_turn', 'tool_call', 'tool_result'].includes(e.type)).map((e) => `${e.type}:${e.payload.tool ?? e.payload.iteration}`);
+      const loop = journal
+        .filter((e) => ['llm_turn', 'tool_call', 'tool_result'].includes(e.type))
+        .map((e) => `${e.type}:${e.payload.tool ?? e.payload.iteration}`);
       expect(loop, 'each call is followed by its result before the next call starts').to.deep.equal([
         'llm_turn:1',
         'tool_call:lookup',
@@ -70,7 +72,10 @@ describe('Agent steps: autonomous mode', function () {
         'tool_result:mcp_echo',
         'llm_turn:2',
       ]);
-      expect(journal.filter((e) => e.type === 'llm_turn').map((e) => e.payload.tokens_used), 'tokens_used is cumulative').to.deep.equal([120, 180]);
+      expect(
+        journal.filter((e) => e.type === 'llm_turn').map((e) => e.payload.tokens_used),
+        'tokens_used is cumulative',
+      ).to.deep.equal([120, 180]);
       const calls = journal.filter((e) => e.type === 'tool_call');
       expect(calls.map((e) => [e.payload.call_id, e.payload.args])).to.deep.equal([
         ['call_lookup', { query: 'alpha' }],
@@ -103,7 +108,12 @@ describe('Agent steps: autonomous mode', function () {
     it('malformed tool arguments and unknown tools are answered to the model as errors, not run', async () => {
       const key = 'bad-tool-args-22';
       fake.script(key, [
-        { toolCalls: [{ name: 'lookup', args: '{"query": ', id: 'call_bad' }, { name: 'drop_database', args: {}, id: 'call_unknown' }] },
+        {
+          toolCalls: [
+            { name: 'lookup', args: '{"query": ', id: 'call_bad' },
+            { name: 'drop_database', args: {}, id: 'call_unknown' },
+          ],
+        },
         { content: 'I could not look it up.' },
       ]);
       const result = await api.post('/api/agents/helper', { question: key });
@@ -115,7 +125,10 @@ describe('Agent steps: autonomous mode', function () {
       expect(toolMessages[0]![1]).to.match(/malformed arguments/);
       expect(toolMessages[1]).to.deep.equal(['call_unknown', 'unknown tool drop_database']);
       const journal = await journalOf(service.url, admin.token, result.headers.get('x-svc-run-id')!);
-      expect(journal.filter((e) => e.type === 'tool_call'), 'nothing ran').to.have.length(0);
+      expect(
+        journal.filter((e) => e.type === 'tool_call'),
+        'nothing ran',
+      ).to.have.length(0);
       expect(journal.filter((e) => e.type === 'tool_result').map((e) => e.payload.signal)).to.deep.equal(['error', 'error']);
     });
 
@@ -132,7 +145,8 @@ describe('Agent steps: autonomous mode', function () {
       expect(result.body.looked_up).to.deep.equal({ query: 'second', hits: 3 });
 
       const journal = await journalOf(service.url, admin.token, result.headers.get('x-svc-run-id')!);
-      const entries = (type: string) => journal.filter((e) => e.type === type).map((e) => [e.payload.iteration, e.payload.call_id, e.payload.args ?? e.payload.result]);
+      const entries = (type: string) =>
+        journal.filter((e) => e.type === type).map((e) => [e.payload.iteration, e.payload.call_id, e.payload.args ?? e.payload.result]);
       expect(entries('tool_call')).to.deep.equal([
         [1, 'call_1', { query: 'first' }],
         [2, 'call_1', { query: 'second' }],
@@ -142,14 +156,23 @@ describe('Agent steps: autonomous mode', function () {
         [2, 'call_1', { looked_up: { query: 'second', hits: 3 } }],
       ]);
       const last = fake.requestsFor(key)[2]!;
-      expect(last.messages.map((m) => m.role), 'each turn has its tool answer').to.deep.equal(['system', 'user', 'assistant', 'tool', 'assistant', 'tool']);
-      expect(last.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(String(m.content)).result.looked_up.query)).to.deep.equal(['first', 'second']);
+      expect(
+        last.messages.map((m) => m.role),
+        'each turn has its tool answer',
+      ).to.deep.equal(['system', 'user', 'assistant', 'tool', 'assistant', 'tool']);
+      expect(last.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(String(m.content)).result.looked_up.query)).to.deep.equal([
+        'first',
+        'second',
+      ]);
     });
   });
 
   it('the streaming trigger sends Agent progress frames (signal running) carrying loop metadata only', async () => {
     const key = 'streamed-secret-question-23';
-    fake.script(key, [{ toolCalls: [{ name: 'lookup', args: { query: 'streamed-query' } }], usage: { prompt_tokens: 7, completion_tokens: 3 } }, { content: 'streamed answer' }]);
+    fake.script(key, [
+      { toolCalls: [{ name: 'lookup', args: { query: 'streamed-query' } }], usage: { prompt_tokens: 7, completion_tokens: 3 } },
+      { content: 'streamed answer' },
+    ]);
     const stream = await readSse(`${service.url}/api/agents/helper`, { method: 'POST', token: admin.token, json: { question: key } });
     expect(stream.status, stream.text).to.equal(200);
     const running = stream.frames.filter((f) => f.event === 'step' && f.data.signal === 'running');
@@ -157,7 +180,10 @@ describe('Agent steps: autonomous mode', function () {
     for (const frame of running) {
       expect(frame.data).to.include({ event_type: 'step', step_id: 'agent', kind: 'Agent', signal: 'running' });
       expect(Object.keys(frame.data.snapshot), 'no context values in a progress frame').to.deep.equal(['agent_progress']);
-      expect(Object.keys(frame.data.snapshot.agent_progress).every((k) => PROGRESS_KEYS.includes(k)), JSON.stringify(frame.data)).to.equal(true);
+      expect(
+        Object.keys(frame.data.snapshot.agent_progress).every((k) => PROGRESS_KEYS.includes(k)),
+        JSON.stringify(frame.data),
+      ).to.equal(true);
       expect(JSON.stringify(frame.data)).to.not.include(key).and.not.include('streamed-query').and.not.include('streamed answer');
       expect(frame.data.snapshot.agent_progress.iteration).to.be.a('number').greaterThanOrEqual(1);
       expect(frame.data.snapshot.agent_progress.tokens_used).to.be.a('number');
@@ -217,12 +243,18 @@ describe('Agent steps: autonomous mode', function () {
       expect(run.output.answer).to.equal('after the pause');
       const requests = fake.requestsFor(key);
       expect(requests).to.have.length(2);
-      expect(requests[1]!.messages.map((m) => m.role), 'the resumed turn carries the journaled conversation').to.deep.equal(['system', 'user', 'assistant', 'tool']);
+      expect(
+        requests[1]!.messages.map((m) => m.role),
+        'the resumed turn carries the journaled conversation',
+      ).to.deep.equal(['system', 'user', 'assistant', 'tool']);
       const journal = await journalOf(service.url, admin.token, runId);
       const types = journal.map((e) => e.type);
       expect(types.indexOf('paused')).to.be.lessThan(types.indexOf('resumed'));
       expect(journal.filter((e) => e.type === 'llm_turn').map((e) => e.payload.iteration)).to.deep.equal([1, 2]);
-      expect(journal.filter((e) => e.type === 'tool_call'), 'the tool ran once').to.have.length(1);
+      expect(
+        journal.filter((e) => e.type === 'tool_call'),
+        'the tool ran once',
+      ).to.have.length(1);
       expect(journal.filter((e) => e.type === 'llm_turn' && e.payload.iteration === 2)[0].seq).to.be.greaterThan(journal.find((e) => e.type === 'resumed').seq);
     });
 
@@ -258,7 +290,10 @@ describe('Agent steps: autonomous mode', function () {
       const approval = pending.find((a) => a.approval_id === result.body.approval.approval_id);
       expect(approval, JSON.stringify(pending)).to.include({ kind: 'tool', step_id: 'agent', run_id: result.body.id });
       const journal = await journalOf(service.url, admin.token, result.body.id);
-      expect(journal.filter((e) => e.type === 'tool_call'), 'nothing runs before the decision').to.have.length(0);
+      expect(
+        journal.filter((e) => e.type === 'tool_call'),
+        'nothing runs before the decision',
+      ).to.have.length(0);
       return { runId: result.body.id as string, approvalId: approval.approval_id as string };
     }
 
@@ -308,7 +343,10 @@ describe('Agent steps: autonomous mode', function () {
       expect(run.status, JSON.stringify(run)).to.equal('failed');
       expect(run.error.message).to.match(/tool guardrail \(edited arguments\): tool_rules: matches a denied pattern/);
       const journal = await journalOf(service.url, admin.token, runId);
-      expect(journal.filter((e) => e.type === 'tool_call'), 'the edited call never runs').to.have.length(0);
+      expect(
+        journal.filter((e) => e.type === 'tool_call'),
+        'the edited call never runs',
+      ).to.have.length(0);
       const failed = journal.find((e) => e.type === 'step_completed' && e.agent_id === 'agent');
       expect(failed.payload.signal).to.equal('guardrail_violation');
     });
@@ -332,7 +370,10 @@ describe('Agent steps: autonomous mode', function () {
       const second = asked.filter((e) => e.type === 'approval_requested').at(-1).payload.approval;
       expect(second).to.include({ call_id: 'call_1' });
       expect(second.approval_id).to.not.equal(first.approval_id);
-      expect(asked.filter((e) => e.type === 'tool_call'), 'turn 2 waits for its decision').to.have.length(1);
+      expect(
+        asked.filter((e) => e.type === 'tool_call'),
+        'turn 2 waits for its decision',
+      ).to.have.length(1);
       await waitForStatus(service.url, admin.token, runId, ['waiting_approval']);
       expect((await api.post(`/api/approvals/${second.approval_id}`, { decision: 'approve' })).status).to.equal(200);
 
@@ -362,7 +403,10 @@ describe('Agent steps: autonomous mode', function () {
       expect(run.output.ticket ?? null).to.equal(null);
       expect(told.signal).to.equal('error');
       expect(told.result).to.deep.equal({ rejected: true, error: 'a human rejected this tool call' });
-      expect(journal.filter((e) => e.type === 'tool_call'), 'a rejected tool never runs').to.have.length(0);
+      expect(
+        journal.filter((e) => e.type === 'tool_call'),
+        'a rejected tool never runs',
+      ).to.have.length(0);
     });
   });
 });

@@ -62,7 +62,10 @@ describe('Agent steps: completion mode and reserved exits', function () {
       expect(request!.messages).to.have.length(2);
       // The rendered system text first, then each steering artifact in the order listed.
       expect(request!.messages[0]!.role).to.equal('system');
-      const parts = String(request!.messages[0]!.content).split('\n\n').map((p) => p.trim()).filter((p) => p.length > 0);
+      const parts = String(request!.messages[0]!.content)
+        .split('\n\n')
+        .map((p) => p.trim())
+        .filter((p) => p.length > 0);
       expect(parts).to.deep.equal(['You sort messages for the payments team.', 'HOUSE-RULE: never promise refunds.', 'TONE-RULE: be brief.']);
       expect(request!.messages[1]!.role).to.equal('user');
       expect(String(request!.messages[1]!.content).trim()).to.equal(`Classify this message as bug, billing or other: I was charged twice, ${key}`);
@@ -80,7 +83,10 @@ describe('Agent steps: completion mode and reserved exits', function () {
       const decision = run.journal.find((e) => e.type === 'decision' && e.agent_id === 'classify');
       expect(decision, 'the agent outcome is journaled as a decision').to.not.equal(undefined);
       expect(decision.payload.decision).to.equal('billing');
-      expect(run.journal.filter((e) => e.type === 'agent_progress'), 'completion mode sends no loop progress').to.have.length(0);
+      expect(
+        run.journal.filter((e) => e.type === 'agent_progress'),
+        'completion mode sends no loop progress',
+      ).to.have.length(0);
     });
 
     it('with format json: asks for a JSON object, routes on its `outcome` field and writes the whole object', async () => {
@@ -126,7 +132,10 @@ describe('Agent steps: completion mode and reserved exits', function () {
     it('error: an answer slower than the AgentModel timeout (1 s, 1 retry) is given up on in bounded time; nothing is journaled as a turn', async () => {
       const key = 'model-too-slow-1s';
       // Both attempts would be answered only after 10 s: far past the 1 s timeout of `quick`.
-      fake.script(key, [{ content: 'too late', delayMs: 10_000 }, { content: 'too late again', delayMs: 10_000 }]);
+      fake.script(key, [
+        { content: 'too late', delayMs: 10_000 },
+        { content: 'too late again', delayMs: 10_000 },
+      ]);
       const started = Date.now();
       const run = await trigger('/api/agents/ask-quick', { question: key });
       const elapsed = Date.now() - started;
@@ -135,7 +144,10 @@ describe('Agent steps: completion mode and reserved exits', function () {
       expect(elapsed, 'both attempts waited out their timeout').to.be.at.least(1900);
       // Bounded by the timeout, not by the slow answer: neither request had been answered when the run ended.
       const requests = fake.requestsFor(key);
-      expect(requests.map((r) => [r.model, r.answered]), 'one request and one retry, neither answered').to.deep.equal([
+      expect(
+        requests.map((r) => [r.model, r.answered]),
+        'one request and one retry, neither answered',
+      ).to.deep.equal([
         ['fake-model-quick', false],
         ['fake-model-quick', false],
       ]);
@@ -149,7 +161,10 @@ describe('Agent steps: completion mode and reserved exits', function () {
       expect(run.status, JSON.stringify(run.body)).to.equal(201);
       expect(run.body).to.deep.equal({ answer: 'fine now' });
       expect(fake.requestsFor(key)).to.have.length(2);
-      expect(run.journal.filter((e) => e.type === 'llm_turn'), 'only the answer is a journaled turn').to.have.length(1);
+      expect(
+        run.journal.filter((e) => e.type === 'llm_turn'),
+        'only the answer is a journaled turn',
+      ).to.have.length(1);
     });
 
     it('guardrail_violation on input: regex_deny and max_chars stop the step before the model is asked', async () => {
@@ -207,7 +222,10 @@ describe('Agent steps: completion mode and reserved exits', function () {
         fake.script(key, [{ toolCalls: [{ name: 'lookup', args }] }]);
         const run = await trigger('/api/agents/helper', { question: key });
         expectExit(run, 'agent', 'guardrail_violation', message);
-        expect(run.journal.filter((e) => e.type === 'tool_call' || e.type === 'tool_result'), `${key}: the tool never ran`).to.have.length(0);
+        expect(
+          run.journal.filter((e) => e.type === 'tool_call' || e.type === 'tool_result'),
+          `${key}: the tool never ran`,
+        ).to.have.length(0);
         expect(fake.requestsFor(key)).to.have.length(1);
       }
     });

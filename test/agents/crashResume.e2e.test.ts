@@ -41,10 +41,14 @@ const startOn = (setup: Setup) => ServiceProcess.start(setup.databaseUrl, setup.
 /** Starts another service on the same database and waits until it has ended the run. */
 async function finishOnSecondProcess(setup: Setup, db: pg.Pool, runId: string): Promise<ServiceProcess> {
   const second = await startOn(setup);
-  const done = await eventually(async () => {
-    const { rows } = await db.query<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]);
-    return rows[0]?.status === 'completed' || rows[0]?.status === 'failed';
-  }, 20_000, 100);
+  const done = await eventually(
+    async () => {
+      const { rows } = await db.query<{ status: string }>('SELECT status FROM svc_runs WHERE id = $1', [runId]);
+      return rows[0]?.status === 'completed' || rows[0]?.status === 'failed';
+    },
+    20_000,
+    100,
+  );
   expect(done.ok, `the run did not finish on the second process:\n${second.output}`).to.equal(true);
   return second;
 }
@@ -88,7 +92,10 @@ describe('agent crash-resume across processes', function () {
 
     await fake.waitForRequests(key, 2, 20_000);
     const before = await journalOf(db, runId);
-    expect(before.filter((e) => e.type === 'llm_turn').map((e) => e.payload.iteration), 'the first turn is journaled before the crash').to.deep.equal([1]);
+    expect(
+      before.filter((e) => e.type === 'llm_turn').map((e) => e.payload.iteration),
+      'the first turn is journaled before the crash',
+    ).to.deep.equal([1]);
     expect(before.filter((e) => e.type === 'tool_result').map((e) => e.payload.call_id)).to.deep.equal(['call_once']);
     await first.kill();
 
@@ -103,18 +110,30 @@ describe('agent crash-resume across processes', function () {
 
     const requests = fake.requestsFor(key);
     expect(requests, 'turn 1, the lost turn 2, and turn 2 again on the new process').to.have.length(3);
-    expect(requests.filter((r) => r.messages.length === 2), 'the first prompt was sent only once').to.have.length(1);
+    expect(
+      requests.filter((r) => r.messages.length === 2),
+      'the first prompt was sent only once',
+    ).to.have.length(1);
     // The same conversation (JSON keys may come back from jsonb in another order).
     const parsed = (r: (typeof requests)[number]) => r.messages.map((m) => ({ ...m, content: m.role === 'tool' ? JSON.parse(String(m.content)) : m.content }));
     expect(parsed(requests[2]!), 'the new process continues the journaled conversation').to.deep.equal(parsed(requests[1]!));
 
     const journal = await journalOf(db, runId);
     expect(journal.map((e) => e.position)).to.deep.equal(journal.map((_, i) => i + 1));
-    expect(journal.filter((e) => e.type === 'llm_turn').map((e) => e.payload.iteration), 'no journaled turn is repeated').to.deep.equal([1, 2]);
+    expect(
+      journal.filter((e) => e.type === 'llm_turn').map((e) => e.payload.iteration),
+      'no journaled turn is repeated',
+    ).to.deep.equal([1, 2]);
     expect(journal.filter((e) => e.type === 'llm_turn').map((e) => e.payload.tokens_used)).to.deep.equal([42, 106]);
-    expect(journal.filter((e) => e.type === 'tool_call').map((e) => e.payload.call_id), 'the tool was not run again').to.deep.equal(['call_once']);
+    expect(
+      journal.filter((e) => e.type === 'tool_call').map((e) => e.payload.call_id),
+      'the tool was not run again',
+    ).to.deep.equal(['call_once']);
     expect(journal.filter((e) => e.type === 'tool_result')).to.have.length(1);
-    expect(journal.filter((e) => e.type === 'step_started' && e.step === 'agent'), 'the open step is resumed, not restarted').to.have.length(1);
+    expect(
+      journal.filter((e) => e.type === 'step_started' && e.step === 'agent'),
+      'the open step is resumed, not restarted',
+    ).to.have.length(1);
     expect(journal.filter((e) => ['run_completed', 'run_failed', 'run_aborted'].includes(e.type)).map((e) => e.type)).to.deep.equal(['run_completed']);
     expect(journal.at(-1)!.type).to.equal('run_completed');
   });
@@ -125,7 +144,13 @@ describe('agent crash-resume across processes', function () {
     pools.push(db);
     const projectDir = agentProject(mcp.url);
     const starts = path.join(projectDir, 'slow-lookup-starts.log');
-    const startsSoFar = () => (existsSync(starts) ? readFileSync(starts, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { key: string; query: string }) : []);
+    const startsSoFar = () =>
+      existsSync(starts)
+        ? readFileSync(starts, 'utf8')
+            .trim()
+            .split('\n')
+            .map((line) => JSON.parse(line) as { key: string; query: string })
+        : [];
     const setup = { databaseUrl, projectDir, env: { SVC_LLM_BASE_URL: fake.baseUrl } };
     const first = await startOn(setup);
     const { token } = await bootstrapAdmin(first.url);
@@ -160,14 +185,26 @@ describe('agent crash-resume across processes', function () {
     ]);
     const journal = await journalOf(db, runId);
     expect(journal.map((e) => e.position)).to.deep.equal(journal.map((_, i) => i + 1));
-    expect(journal.filter((e) => e.type === 'tool_call').map((e) => [e.payload.iteration, e.payload.call_id]), 'each call is journaled once').to.deep.equal([[1, 'call_slow'], [2, 'call_again']]);
-    expect(journal.filter((e) => e.type === 'tool_result').map((e) => [e.payload.iteration, e.payload.call_id])).to.deep.equal([[1, 'call_slow'], [2, 'call_again']]);
+    expect(
+      journal.filter((e) => e.type === 'tool_call').map((e) => [e.payload.iteration, e.payload.call_id]),
+      'each call is journaled once',
+    ).to.deep.equal([
+      [1, 'call_slow'],
+      [2, 'call_again'],
+    ]);
+    expect(journal.filter((e) => e.type === 'tool_result').map((e) => [e.payload.iteration, e.payload.call_id])).to.deep.equal([
+      [1, 'call_slow'],
+      [2, 'call_again'],
+    ]);
     expect(journal.filter((e) => e.type === 'llm_turn').map((e) => e.payload.iteration)).to.deep.equal([1, 2, 3]);
 
     const requests = fake.requestsFor(key);
     expect(requests, 'the first turn is not asked again').to.have.length(3);
     const resumed = requests[1]!.messages;
-    expect(resumed.map((m) => m.role), 'one assistant turn, answered by one tool message').to.deep.equal(['system', 'user', 'assistant', 'tool']);
+    expect(
+      resumed.map((m) => m.role),
+      'one assistant turn, answered by one tool message',
+    ).to.deep.equal(['system', 'user', 'assistant', 'tool']);
     expect((resumed[2]!.tool_calls as { id: string }[]).map((c) => c.id)).to.deep.equal(['call_slow']);
     expect(resumed[3]!.tool_call_id).to.equal('call_slow');
     expect(JSON.parse(String(resumed[3]!.content))).to.deep.equal({ signal: 'default', result: { slow_looked_up: { query: 'mid-crash' } } });

@@ -88,7 +88,10 @@ describe('MCP steps over stdio and Streamable HTTP', function () {
         expect(end.payload.signal).to.equal('error');
         expect(end.payload.result.is_error).to.equal(true);
         expect(JSON.stringify(end.payload.result.content)).to.include('exploded: boom');
-        expect(run.journal.filter((e) => e.type === 'step_started' && e.agent_id === 'answer'), 'the error route ends the run').to.have.length(0);
+        expect(
+          run.journal.filter((e) => e.type === 'step_started' && e.agent_id === 'answer'),
+          'the error route ends the run',
+        ).to.have.length(0);
       });
     });
   }

@@ -125,13 +125,16 @@ describe('Agent tool approvals with required_group', function () {
     expect(run.status, JSON.stringify(run)).to.equal('completed');
     expect(run.output.answer).to.equal('No ticket.');
     const journal = await journalOf(service.url, admin.token, runId);
-    expect(journal.filter((e) => e.type === 'tool_call'), 'a rejected tool never runs').to.have.length(0);
-    expect((await decide(opsDecider.token, approvalId, { decision: 'approve' })).status, 'still not the requester\'s to decide').to.equal(403);
+    expect(
+      journal.filter((e) => e.type === 'tool_call'),
+      'a rejected tool never runs',
+    ).to.have.length(0);
+    expect((await decide(opsDecider.token, approvalId, { decision: 'approve' })).status, "still not the requester's to decide").to.equal(403);
   });
 
   it('iam:admin who did not request it passes the group', async () => {
     const key = 'ops-ticket-53';
-    const { runId, approvalId } = await untilApproval(opsMember.token, key, 'Opened by the admin\'s leave.');
+    const { runId, approvalId } = await untilApproval(opsMember.token, key, "Opened by the admin's leave.");
     expect(await listedIds(admin.token)).to.include(approvalId);
     const decided = await decide(admin.token, approvalId, { decision: 'approve' });
     expect(decided.status, JSON.stringify(decided.body)).to.equal(200);

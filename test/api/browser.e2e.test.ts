@@ -35,11 +35,16 @@ describe('docs UIs and the dev console in Chromium', function () {
       const hello = page.locator('.opblock.opblock-post', { has: page.locator('.opblock-summary-path[data-path="/api/hello"]') });
       await hello.first().waitFor({ state: 'visible', timeout: 20_000 });
       expect(await hello.count()).to.equal(1);
-      expect(await hello.first().locator('.opblock-summary-description').innerText()).to.equal('Greets someone in three Functional steps (the benchmark workflow).');
+      expect(await hello.first().locator('.opblock-summary-description').innerText()).to.equal(
+        'Greets someone in three Functional steps (the benchmark workflow).',
+      );
       expect(await page.locator('.opblock').count()).to.equal(operationsOf(doc).length);
       expect(await page.locator('.opblock-summary-path[data-path="/models/ticket/{id}"]').count()).to.equal(3);
       expect(await page.locator('.btn.authorize').count(), 'the Authorize button for the bearer scheme').to.be.at.least(1);
-      expect(requested.some((url) => url === `${service.url}/openapi.json`), requested.join('\n')).to.equal(true);
+      expect(
+        requested.some((url) => url === `${service.url}/openapi.json`),
+        requested.join('\n'),
+      ).to.equal(true);
       expect(offLoopback(requested, service.url), 'requests that left the service').to.deep.equal([]);
       expect(failures).to.deep.equal([]);
     } finally {

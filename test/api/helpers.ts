@@ -14,7 +14,16 @@ export const DEV_KEY = 'ABCD-EFGH-IJKL-MNOP';
 export const DEV_ENV = { SVC_DEV_MODE: 'true', SVC_ALLOW_DEV_AUTH: 'true', SVC_DEV_API_KEY: DEV_KEY };
 
 export const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Why the browser tests cannot run here, or undefined when they can. */
 export function chromiumMissing(): string | undefined {

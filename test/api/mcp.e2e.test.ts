@@ -66,7 +66,12 @@ describe('MCP export at /mcp', () => {
     expect(unscoped).to.be.instanceOf(StreamableHTTPError);
     expect((unscoped as StreamableHTTPError).code).to.equal(403);
     // The same gates over plain HTTP, with the service's error body.
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    };
     const headers = { accept: 'application/json, text/event-stream' };
     const raw401 = await call(service.url, 'POST', '/mcp', { json: init, headers });
     expect(raw401.status).to.equal(401);
@@ -93,7 +98,7 @@ describe('MCP export at /mcp', () => {
     expect(tools.find((t) => t.name === 'broken')!.description).to.equal('Always fails.');
   });
 
-  it("hides the workflows whose required_scope or required_group the caller lacks", async () => {
+  it('hides the workflows whose required_scope or required_group the caller lacks', async () => {
     expect(await toolNames(await connect(users.basic.token))).to.deep.equal(['broken', 'echo', 'review']);
     expect(await toolNames(await connect(users.grouper.token))).to.deep.equal(['broken', 'echo', 'grouped', 'review']);
     expect(await toolNames(await connect(users.special.token))).to.deep.equal(['broken', 'echo', 'review', 'scoped']);
@@ -112,7 +117,7 @@ describe('MCP export at /mcp', () => {
     expect(allowed.structuredContent).to.deep.include({ status: 'completed' });
   });
 
-  it("runs the workflow as the caller and answers {run_id, status, body}", async () => {
+  it('runs the workflow as the caller and answers {run_id, status, body}', async () => {
     const mcp = await connect(users.basic.token);
     const result = await mcp.callTool({ name: 'echo', arguments: { text: 'over mcp', count: 3 } });
     expect(result.isError ?? false, JSON.stringify(result)).to.equal(false);

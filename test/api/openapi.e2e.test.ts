@@ -22,8 +22,14 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
  */
 const UNDOCUMENTED_ROUTES = [
   'all /mcp',
-  'get /docs', 'get /redoc', 'get /redoc/redoc.standalone.js',
-  'get /dev/settings', 'post /dev/token', 'get /insight', 'get /insight/api-docs', 'get /insight/insight.js',
+  'get /docs',
+  'get /redoc',
+  'get /redoc/redoc.standalone.js',
+  'get /dev/settings',
+  'post /dev/token',
+  'get /insight',
+  'get /insight/api-docs',
+  'get /insight/insight.js',
 ];
 /** Path-scoped middleware serving undocumented paths: Swagger UI assets, the ReDoc folder, the dev-mode gates, gRPC-Web. */
 const UNDOCUMENTED_MOUNTS = ['/docs', '/redoc', '/dev', '/insight', '/grpc'];
@@ -50,7 +56,10 @@ describe('OpenAPI document of the example project', () => {
   });
 
   it('describes every enabled workflow trigger, at its path and at /api/workflows/{name}/runs, with its input schema', async () => {
-    const manifests = (await client(service.url, admin.token).get('/api/_system/workflows')).body as Record<string, { trigger_path: string; trigger_method: string }>;
+    const manifests = (await client(service.url, admin.token).get('/api/_system/workflows')).body as Record<
+      string,
+      { trigger_path: string; trigger_method: string }
+    >;
     expect(Object.keys(manifests)).to.include.members(['hello', 'open_ticket', 'refund', 'classify', 'what_time', 'service_status', 'support_agent']);
     for (const [name, manifest] of Object.entries(manifests)) {
       const trigger = doc.paths[manifest.trigger_path]?.[manifest.trigger_method.toLowerCase()];
@@ -74,7 +83,10 @@ describe('OpenAPI document of the example project', () => {
   });
 
   it('describes every CRUD operation the models opt into, with the create, read and update variants', () => {
-    for (const [model, slug] of [['Ticket', 'ticket'], ['Customer', 'customer']]) {
+    for (const [model, slug] of [
+      ['Ticket', 'ticket'],
+      ['Customer', 'customer'],
+    ]) {
       const collection = doc.paths[`/models/${slug}/`];
       const item = doc.paths[`/models/${slug}/{id}`];
       expect(Object.keys(collection)).to.have.members(['get', 'post']);
@@ -96,16 +108,33 @@ describe('OpenAPI document of the example project', () => {
   it('describes the auth routes, the bearer scheme, and public operations with security []', () => {
     expect(doc.components.securitySchemes.bearer).to.deep.include({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
     expect(doc.security).to.deep.equal([{ bearer: [] }]);
-    for (const [path, method] of [['/auth/bootstrap', 'post'], ['/auth/token', 'post'], ['/auth/me', 'get'], ['/auth/refresh', 'post'], ['/auth/logout', 'post'], ['/auth/jwks.json', 'get']] as const) {
+    for (const [path, method] of [
+      ['/auth/bootstrap', 'post'],
+      ['/auth/token', 'post'],
+      ['/auth/me', 'get'],
+      ['/auth/refresh', 'post'],
+      ['/auth/logout', 'post'],
+      ['/auth/jwks.json', 'get'],
+    ] as const) {
       expect(doc.paths[path]?.[method], `${method} ${path}`).to.be.an('object');
     }
     expect(Object.keys(doc.paths['/auth/token'].post.requestBody.content)).to.deep.equal(['application/x-www-form-urlencoded']);
     expect(jsonSchemaOf(doc.paths['/auth/token'].post.responses['200'].content)).to.deep.equal(ref('TokenResponse'));
-    const publicOps = operationsOf(doc).filter(({ op }) => Array.isArray(op.security) && op.security.length === 0).map(({ path, method }) => `${method} ${path}`);
+    const publicOps = operationsOf(doc)
+      .filter(({ op }) => Array.isArray(op.security) && op.security.length === 0)
+      .map(({ path, method }) => `${method} ${path}`);
     expect(publicOps).to.have.members([
-      'post /auth/bootstrap', 'post /auth/token', 'get /auth/jwks.json', 'get /health', 'get /openapi.json',
-      'get /auth/oauth/{provider}/start', 'get /auth/oauth/{provider}/callback',
-      'post /api/hello', 'post /api/workflows/hello/runs', 'post /api/what-time', 'post /api/workflows/what_time/runs',
+      'post /auth/bootstrap',
+      'post /auth/token',
+      'get /auth/jwks.json',
+      'get /health',
+      'get /openapi.json',
+      'get /auth/oauth/{provider}/start',
+      'get /auth/oauth/{provider}/callback',
+      'post /api/hello',
+      'post /api/workflows/hello/runs',
+      'post /api/what-time',
+      'post /api/workflows/what_time/runs',
     ]);
     // Everything else inherits the document's bearer requirement and documents the 401.
     for (const { path, method, op } of operationsOf(doc)) {
@@ -134,7 +163,11 @@ describe('OpenAPI document of the example project', () => {
       .map((r) => `${r.method} ${r.path}`);
     expect(missing, 'mounted but not in /openapi.json').to.deep.equal([]);
     expect(middleware).to.have.members([...UNDOCUMENTED_MOUNTS, ...GUARD_MOUNTS]);
-    for (const guard of GUARD_MOUNTS) expect(documented.some(({ path }) => path.startsWith(`${guard}/`)), `${guard} guards documented routes`).to.equal(true);
+    for (const guard of GUARD_MOUNTS)
+      expect(
+        documented.some(({ path }) => path.startsWith(`${guard}/`)),
+        `${guard} guards documented routes`,
+      ).to.equal(true);
   });
 
   it('documents only what is served: every operation is a mounted route or a workflow trigger path', () => {
@@ -169,7 +202,17 @@ describe('OpenAPI document of the example project', () => {
 
   it('matches the federation answers: admin reads and writes, 501 without credentials, the redirect, /registry', async () => {
     const admin$ = client(service.url, admin.token);
-    const document = { kind: 'FederationProvider', version: 'v1', enabled: true, spec: { provider: 'custom', auth_url: 'https://idp.invalid/authorize', token_url: 'https://idp.invalid/token', userinfo_url: 'https://idp.invalid/userinfo' } };
+    const document = {
+      kind: 'FederationProvider',
+      version: 'v1',
+      enabled: true,
+      spec: {
+        provider: 'custom',
+        auth_url: 'https://idp.invalid/authorize',
+        token_url: 'https://idp.invalid/token',
+        userinfo_url: 'https://idp.invalid/userinfo',
+      },
+    };
     expectMatches(doc, 'FederationProviderDocument', document);
     const saved = await admin$.put('/auth/admin/federation/docs_idp', document);
     expect(saved.status, JSON.stringify(saved.body)).to.equal(200);
@@ -306,8 +349,14 @@ describe('OpenAPI document of a fixture project', () => {
 
   it('describes each trigger with its declared method, input schema and response schema', () => {
     const triggers: [string, string, string][] = [
-      ['echo', '/api/t/echo', 'post'], ['lookup', '/api/t/lookup', 'put'], ['open_door', '/api/t/open', 'post'], ['scoped', '/api/t/scoped', 'post'],
-      ['grouped', '/api/t/grouped', 'post'], ['http_only', '/api/t/http-only', 'post'], ['broken', '/api/t/broken', 'post'], ['review', '/api/t/review', 'post'],
+      ['echo', '/api/t/echo', 'post'],
+      ['lookup', '/api/t/lookup', 'put'],
+      ['open_door', '/api/t/open', 'post'],
+      ['scoped', '/api/t/scoped', 'post'],
+      ['grouped', '/api/t/grouped', 'post'],
+      ['http_only', '/api/t/http-only', 'post'],
+      ['broken', '/api/t/broken', 'post'],
+      ['review', '/api/t/review', 'post'],
     ];
     for (const [name, path, method] of triggers) {
       expect(Object.keys(doc.paths[path] ?? {}), path).to.deep.equal([method]);

@@ -22,7 +22,10 @@ function toDefs(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(toDefs);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [key, key === '$ref' && typeof item === 'string' ? item.replace('#/components/schemas/', 'components#/$defs/') : toDefs(item)]),
+    Object.entries(value).map(([key, item]) => [
+      key,
+      key === '$ref' && typeof item === 'string' ? item.replace('#/components/schemas/', 'components#/$defs/') : toDefs(item),
+    ]),
   );
 }
 
@@ -47,12 +50,21 @@ export async function validateStrictly(doc: Doc): Promise<void> {
   expect(doc.openapi).to.match(/^3\.1\./);
 
   const ids = operationsOf(doc).map(({ op }) => op.operationId as string);
-  expect(ids.every((id) => typeof id === 'string' && id.length > 0), 'every operation has an operationId').to.equal(true);
-  expect(ids.filter((id, i) => ids.indexOf(id) !== i), 'duplicate operationIds').to.deep.equal([]);
+  expect(
+    ids.every((id) => typeof id === 'string' && id.length > 0),
+    'every operation has an operationId',
+  ).to.equal(true);
+  expect(
+    ids.filter((id, i) => ids.indexOf(id) !== i),
+    'duplicate operationIds',
+  ).to.deep.equal([]);
 
   for (const { path, method, op } of operationsOf(doc)) {
     const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
-    const declared = (op.parameters ?? []).filter((p: any) => p.in === 'path').map((p: any) => p.name).sort();
+    const declared = (op.parameters ?? [])
+      .filter((p: any) => p.in === 'path')
+      .map((p: any) => p.name)
+      .sort();
     expect(declared, `${method.toUpperCase()} ${path}: path parameters`).to.deep.equal(templated);
     expect(Object.keys(op.responses ?? {}), `${method.toUpperCase()} ${path}: responses`).to.not.be.empty;
     const schemas = [

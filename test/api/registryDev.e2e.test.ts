@@ -33,7 +33,10 @@ describe('GET /registry', () => {
     expect(brief(workflows)).to.have.deep.members(
       ['classify', 'hello', 'open_ticket', 'refund', 'service_status', 'support_agent', 'what_time'].map((name) => ({ name, version: 'v1', enabled: true })),
     );
-    expect(brief(models)).to.have.deep.members([{ name: 'Customer', version: 'v1', enabled: true }, { name: 'Ticket', version: 'v1', enabled: true }]);
+    expect(brief(models)).to.have.deep.members([
+      { name: 'Customer', version: 'v1', enabled: true },
+      { name: 'Ticket', version: 'v1', enabled: true },
+    ]);
     expect(brief(artifacts)).to.have.deep.members(
       ['clock_server', 'no_secrets', 'support_steering', 'triage_prompt'].map((name) => ({ name, version: '1', enabled: true })),
     );
@@ -72,7 +75,10 @@ describe('GET /registry with federation providers', () => {
   before(async () => {
     // fixture_idp.yaml (enabled) and retired_idp.yaml (enabled: false) in the fixture project, and
     // github from the SVC_OAUTH_GITHUB_* fallback.
-    service = await startTestService({ projectDir: FIXTURE_PROJECT, env: { SVC_OAUTH_GITHUB_CLIENT_ID: 'gh-client', SVC_OAUTH_GITHUB_CLIENT_SECRET: 'gh-secret' } });
+    service = await startTestService({
+      projectDir: FIXTURE_PROJECT,
+      env: { SVC_OAUTH_GITHUB_CLIENT_ID: 'gh-client', SVC_OAUTH_GITHUB_CLIENT_SECRET: 'gh-secret' },
+    });
     admin = await bootstrapAdmin(service.url);
   });
   after(async () => {
@@ -93,7 +99,12 @@ describe('GET /registry with federation providers', () => {
 
   it('follows providers saved and deleted through the admin API', async () => {
     const admin$ = client(service.url, admin.token);
-    const spec = { provider: 'custom', auth_url: 'https://idp.invalid/authorize', token_url: 'https://idp.invalid/token', userinfo_url: 'https://idp.invalid/userinfo' };
+    const spec = {
+      provider: 'custom',
+      auth_url: 'https://idp.invalid/authorize',
+      token_url: 'https://idp.invalid/token',
+      userinfo_url: 'https://idp.invalid/userinfo',
+    };
     expect((await admin$.put('/auth/admin/federation/fixture_idp', { enabled: false, spec })).status).to.equal(200);
     expect((await admin$.put('/auth/admin/federation/added_idp', { spec })).status).to.equal(200);
     try {
@@ -143,14 +154,19 @@ describe('dev-mode routes', () => {
     const envs: Record<string, string>[] = [{}, { SVC_DEV_API_KEY: DEV_KEY }, { SVC_DEV_MODE: 'false', SVC_ALLOW_DEV_AUTH: 'true', SVC_DEV_API_KEY: DEV_KEY }];
     for (const env of envs) {
       const plain = await start(env);
-      for (const [method, path] of [['GET', '/dev/settings'], ['POST', '/dev/token'], ['GET', '/insight'], ['GET', '/insight/api-docs']]) {
+      for (const [method, path] of [
+        ['GET', '/dev/settings'],
+        ['POST', '/dev/token'],
+        ['GET', '/insight'],
+        ['GET', '/insight/api-docs'],
+      ]) {
         const answer = await call(plain.url, method!, path!, { token: DEV_KEY, ...(method === 'POST' ? { json: { user_id: admin.userId } } : {}) });
         expect(answer.status, `${method} ${path} with ${JSON.stringify(env)}`).to.equal(404);
       }
     }
   });
 
-  it('/dev/settings needs the dev key: no token, a wrong key and a JWT (even an admin\'s) are 401', async () => {
+  it("/dev/settings needs the dev key: no token, a wrong key and a JWT (even an admin's) are 401", async () => {
     expectUnauthenticated(await call(dev.url, 'GET', '/dev/settings'));
     expectUnauthenticated(await call(dev.url, 'GET', '/dev/settings', { token: 'ABCD-EFGH-IJKL-MNOQ' }));
     expectUnauthenticated(await call(dev.url, 'GET', '/dev/settings', { token: admin.token }));
@@ -166,7 +182,13 @@ describe('dev-mode routes', () => {
     const text = JSON.stringify(settings.body);
     const databasePassword = decodeURIComponent(new URL(databaseUrl).password);
     expect(databasePassword, 'the test database URL carries a password').to.not.equal('');
-    for (const [what, secret] of [['the dev key', DEV_KEY], ['the signing key', SIGNING_KEY], ['the OAuth client secret', OAUTH_SECRET], ['the Redis password', REDIS_PASSWORD], ['the database password', databasePassword]]) {
+    for (const [what, secret] of [
+      ['the dev key', DEV_KEY],
+      ['the signing key', SIGNING_KEY],
+      ['the OAuth client secret', OAUTH_SECRET],
+      ['the Redis password', REDIS_PASSWORD],
+      ['the database password', databasePassword],
+    ]) {
       expect(text.includes(secret!), `${what} shows in /dev/settings: ${text}`).to.equal(false);
     }
     expect(settings.body.signing_key).to.equal('[set]');
@@ -214,7 +236,12 @@ describe('dev-mode routes', () => {
 
   it('answers 403 to every dev route from an address outside SVC_DEV_IP_ALLOWLIST', async () => {
     const elsewhere = await start({ ...DEV_ENV, SVC_DEV_AUTO_LOGIN: '1', SVC_DEV_IP_ALLOWLIST: '10.9.9.9' });
-    for (const [method, path] of [['GET', '/dev/settings'], ['POST', '/dev/token'], ['GET', '/insight'], ['GET', '/insight/api-docs']]) {
+    for (const [method, path] of [
+      ['GET', '/dev/settings'],
+      ['POST', '/dev/token'],
+      ['GET', '/insight'],
+      ['GET', '/insight/api-docs'],
+    ]) {
       const answer = await call(elsewhere.url, method!, path!, { token: DEV_KEY, ...(method === 'POST' ? { json: { user_id: admin.userId } } : {}) });
       expectError(answer, 403, 'PERMISSION_DENIED');
       expect(JSON.stringify(answer.body)).to.not.include(DEV_KEY);

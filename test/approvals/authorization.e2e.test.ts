@@ -136,7 +136,10 @@ describe('approvals: who may see and decide', function () {
     expect(done.output).to.deep.equal({ decision: 'approve', values: { granted_days: 3 }, comment: null, decided_by: decider.id });
 
     // Another holder of approvals:decide, by step.
-    const other = await call(service.url, 'POST', `/api/runs/${second.body.id}/human/ask`, { token: fin.token, json: { decision: 'reject', comment: 'too long' } });
+    const other = await call(service.url, 'POST', `/api/runs/${second.body.id}/human/ask`, {
+      token: fin.token,
+      json: { decision: 'reject', comment: 'too long' },
+    });
     expect(other.status, JSON.stringify(other.body)).to.equal(200);
     const rejected = await waitForStatus(service.url, decider.token, second.body.id, ['completed']);
     expect(rejected.output).to.deep.equal({ decision: 'reject', values: {}, comment: 'too long', decided_by: fin.id });

@@ -33,7 +33,10 @@ describe('approvals: a run aborted while it waits', function () {
     expect(rows.map((r) => r.status)).to.deep.equal(['cancelled']);
     const listed = await call(service.url, 'GET', '/api/approvals', { token: fin.token });
     expect((listed.body as { approval_id: string }[]).map((a) => a.approval_id)).to.not.include(approvalId);
-    const late = await call(service.url, 'POST', `/api/approvals/${approvalId}`, { token: fin.token, json: { decision: 'approve', values: { refunded: 700 } } });
+    const late = await call(service.url, 'POST', `/api/approvals/${approvalId}`, {
+      token: fin.token,
+      json: { decision: 'approve', values: { refunded: 700 } },
+    });
     expect(late.status, JSON.stringify(late.body)).to.equal(409);
   });
 });

@@ -55,7 +55,10 @@ describe('approvals across processes', function () {
 
   it('started on B, decided on A (the child process): the same', async () => {
     const run = await requestRefund(serviceB.url, admin.token, 'P2', 150);
-    const decided = await call(processA!.url, 'POST', `/api/runs/${run.id}/human/review`, { token: fin.token, json: { decision: 'reject', comment: 'from A' } });
+    const decided = await call(processA!.url, 'POST', `/api/runs/${run.id}/human/review`, {
+      token: fin.token,
+      json: { decision: 'reject', comment: 'from A' },
+    });
     expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
     const done = await waitForStatus(serviceB.url, admin.token, run.id, ['completed']);
     expect(done.output).to.deep.equal({ order_id: 'P2', decision: 'reject', rejected_by: fin.id });

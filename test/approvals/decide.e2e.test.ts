@@ -105,7 +105,11 @@ describe('approvals: deciding', function () {
     expect(done.output).to.deep.equal({ order_id: 'D2', decision: 'reject', rejected_by: fin.id });
     expect(done.current_step).to.equal('rejected');
     const journal = await journalOf(service.url, admin.token, run.id);
-    expect(journal.filter((e) => e.type === 'step_completed').map((e) => `${e.agent_id}:${e.payload.signal}`)).to.deep.equal(['size:true', 'review:reject', 'rejected:default']);
+    expect(journal.filter((e) => e.type === 'step_completed').map((e) => `${e.agent_id}:${e.payload.signal}`)).to.deep.equal([
+      'size:true',
+      'review:reject',
+      'rejected:default',
+    ]);
     expect(journal.find((e) => e.type === 'decision' && e.agent_id === 'review').payload).to.deep.equal({ decision: 'reject', source: fin.id });
   });
 
@@ -134,15 +138,27 @@ describe('approvals: deciding', function () {
       [{}, { loc: ['body', 'values', 'refunded'], type: 'missing' }],
       [{ note: 'no amount' }, { loc: ['body', 'values', 'refunded'], type: 'missing' }],
       [{ refunded: 'lots' }, { loc: ['body', 'values', 'refunded'], type: 'float_type' }],
-      [{ refunded: 10, note: 12 }, { loc: ['body', 'values', 'note'], type: 'string_type' }],
-      [{ refunded: 10, channel: 'cash' }, { loc: ['body', 'values', 'channel'], type: 'enum' }],
-      [{ refunded: 10, bonus: true }, { loc: ['body', 'values', 'bonus'], type: 'extra_forbidden' }],
+      [
+        { refunded: 10, note: 12 },
+        { loc: ['body', 'values', 'note'], type: 'string_type' },
+      ],
+      [
+        { refunded: 10, channel: 'cash' },
+        { loc: ['body', 'values', 'channel'], type: 'enum' },
+      ],
+      [
+        { refunded: 10, bonus: true },
+        { loc: ['body', 'values', 'bonus'], type: 'extra_forbidden' },
+      ],
     ];
     for (const [values, issue] of cases) {
       const result = await decide(approvalId, { decision: 'approve', values });
       expect(result.status, `${JSON.stringify(values)}: ${JSON.stringify(result.body)}`).to.equal(422);
       expect(result.body.detail, JSON.stringify(values)).to.be.an('array');
-      expect(result.body.detail.map((d: any) => ({ loc: d.loc, type: d.type })), JSON.stringify(values)).to.deep.include(issue);
+      expect(
+        result.body.detail.map((d: any) => ({ loc: d.loc, type: d.type })),
+        JSON.stringify(values),
+      ).to.deep.include(issue);
       for (const d of result.body.detail) expect(d.msg).to.be.a('string').and.not.equal('');
     }
     // Without values at all: the required field is missing.
@@ -199,7 +215,10 @@ describe('approvals: deciding', function () {
 
   it('POST /api/runs/{id}/human/{step_id} decides the same way', async () => {
     const run = await requestRefund(service.url, admin.token, 'D6', 600);
-    const bad = await call(service.url, 'POST', `/api/runs/${run.id}/human/review`, { token: fin.token, json: { decision: 'approve', values: { refunded: 'x' } } });
+    const bad = await call(service.url, 'POST', `/api/runs/${run.id}/human/review`, {
+      token: fin.token,
+      json: { decision: 'approve', values: { refunded: 'x' } },
+    });
     expect(bad.status).to.equal(422);
     const badWord = await call(service.url, 'POST', `/api/runs/${run.id}/human/review`, { token: fin.token, json: { decision: 'perhaps' } });
     expect(badWord.status).to.equal(400);
@@ -208,7 +227,14 @@ describe('approvals: deciding', function () {
       json: { decision: 'approve', values: { refunded: 590 }, comment: 'by step' },
     });
     expect(result.status, JSON.stringify(result.body)).to.equal(200);
-    expect(result.body).to.include({ approval_id: run.approval.approval_id, run_id: run.id, status: 'decided', decision: 'approve', decided_by: fin.id, comment: 'by step' });
+    expect(result.body).to.include({
+      approval_id: run.approval.approval_id,
+      run_id: run.id,
+      status: 'decided',
+      decision: 'approve',
+      decided_by: fin.id,
+      comment: 'by step',
+    });
     const done = await waitForStatus(service.url, admin.token, run.id, ['completed']);
     expect(done.output).to.deep.equal({ order_id: 'D6', refunded: 590, channel: null, approved_by: fin.id, comment: 'by step' });
     const again = await call(service.url, 'POST', `/api/runs/${run.id}/human/review`, { token: fin.token, json: { decision: 'reject' } });

@@ -116,7 +116,9 @@ describe('approvals: expiry past the approvals of aborted runs', function () {
     // 60 runs wait on `hold` (expires after 30 s: time enough to abort them all); all are aborted.
     const runs: any[] = [];
     for (let batch = 0; batch < 6; batch++) {
-      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => call(service.url, 'POST', '/api/hold', { token: admin.token, json: { n: batch * 10 + i } })));
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => call(service.url, 'POST', '/api/hold', { token: admin.token, json: { n: batch * 10 + i } })),
+      );
       for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).to.equal(202);
       runs.push(...answers.map((a) => a.body));
     }

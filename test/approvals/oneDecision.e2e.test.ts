@@ -28,7 +28,7 @@ describe('approvals: exactly one decision wins', function () {
     await service?.close();
   });
 
-  it('10 concurrent decisions: exactly one 200 and nine 409; one decision in the journal, the winner\'s', async () => {
+  it("10 concurrent decisions: exactly one 200 and nine 409; one decision in the journal, the winner's", async () => {
     const run = await requestRefund(service.url, admin.token, 'X1', 1000);
     const approvalId = run.approval.approval_id as string;
     const bodies = Array.from({ length: 10 }, (_, i) =>
@@ -41,15 +41,22 @@ describe('approvals: exactly one decision wins', function () {
       ),
     );
     const statuses = results.map((r) => r.status);
-    expect(statuses.filter((s) => s === 200), JSON.stringify(results.map((r) => [r.status, r.body]))).to.have.length(1);
-    expect(statuses.filter((s) => s === 409), JSON.stringify(statuses)).to.have.length(9);
+    expect(
+      statuses.filter((s) => s === 200),
+      JSON.stringify(results.map((r) => [r.status, r.body])),
+    ).to.have.length(1);
+    expect(
+      statuses.filter((s) => s === 409),
+      JSON.stringify(statuses),
+    ).to.have.length(9);
     for (const loser of results.filter((r) => r.status === 409)) expect(loser.body.code).to.equal('CONFLICT');
     const winnerIndex = statuses.indexOf(200);
     const winner = bodies[winnerIndex]!;
     expect(results[winnerIndex]!.body).to.include({ decision: winner.decision, comment: winner.comment, decided_by: fin.id });
 
     const done = await waitForStatus(service.url, admin.token, run.id, ['completed']);
-    if (winner.decision === 'approve') expect(done.output).to.deep.include({ refunded: (winner as { values: { refunded: number } }).values.refunded, comment: winner.comment });
+    if (winner.decision === 'approve')
+      expect(done.output).to.deep.include({ refunded: (winner as { values: { refunded: number } }).values.refunded, comment: winner.comment });
     else expect(done.output).to.deep.include({ decision: 'reject', rejected_by: fin.id });
     const journal = await journalOf(service.url, admin.token, run.id);
     expect(journal.filter((e) => e.type === 'approval_decided')).to.have.length(1);
@@ -88,7 +95,10 @@ describe('approvals: exactly one decision wins', function () {
     const waiting = await waitForStatus(service.url, admin.token, run.id, ['waiting_human']);
     expect(waiting.approval).to.deep.equal(run.approval);
     const journal = await journalOf(service.url, admin.token, run.id);
-    expect(journal.filter((e) => e.type === 'approval_requested'), 'the approval is asked for once').to.have.length(1);
+    expect(
+      journal.filter((e) => e.type === 'approval_requested'),
+      'the approval is asked for once',
+    ).to.have.length(1);
     expect(journal.filter((e) => e.type === 'step_started' && e.agent_id === 'review')).to.have.length(1);
     expect(await pendingIds(fin.token)).to.include(approvalId);
 

@@ -60,14 +60,20 @@ describe('approvals: concurrent decisions across processes', function () {
         expect(done.output, `round ${round} on ${service.url}`).to.deep.equal(expected);
       }
       const journal = await journalOf(processB!.url, admin.token, run.id);
-      expect(journal.map((e) => e.seq), 'no gaps or duplicates in the journal').to.deep.equal(journal.map((_, i) => i + 1));
+      expect(
+        journal.map((e) => e.seq),
+        'no gaps or duplicates in the journal',
+      ).to.deep.equal(journal.map((_, i) => i + 1));
       const decided = journal.filter((e) => e.type === 'approval_decided');
       expect(decided, `round ${round}: ${journal.map((e) => e.type).join(',')}`).to.have.length(1);
       expect(decided[0].payload).to.include({ decision: winner.decision, comment: winner.comment, decided_by: fin.id });
       expect(journal.filter((e) => e.type === 'decision' && e.agent_id === 'review')).to.have.length(1);
       expect(journal.filter((e) => e.type === 'step_completed' && e.agent_id === 'review')).to.have.length(1);
       expect(journal.filter((e) => e.type === 'step_completed' && e.agent_id === (winner.decision === 'approve' ? 'approved' : 'rejected'))).to.have.length(1);
-      expect(journal.filter((e) => e.type === 'run_completed'), 'the run completes once').to.have.length(1);
+      expect(
+        journal.filter((e) => e.type === 'run_completed'),
+        'the run completes once',
+      ).to.have.length(1);
       expect(journal.at(-1).type).to.equal('run_completed');
 
       // The settled approval stays settled on both processes.

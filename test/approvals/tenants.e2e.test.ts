@@ -32,21 +32,32 @@ describe('approvals: one tenant never reaches another tenant’s', function () {
     const run = await call(service.url, 'POST', '/api/leave', { token: t1Decider.token, json: { days: 4 } });
     expect(run.status, JSON.stringify(run.body)).to.equal(202);
     const approvalId = run.body.approval.approval_id as string;
-    const unknown = await call(service.url, 'POST', `/api/runs/${ABSENT_ID}/human/ask`, { token: t2Decider.token, json: { decision: 'approve', values: { granted_days: 4 } } });
+    const unknown = await call(service.url, 'POST', `/api/runs/${ABSENT_ID}/human/ask`, {
+      token: t2Decider.token,
+      json: { decision: 'approve', values: { granted_days: 4 } },
+    });
     expect(unknown.body).to.deep.equal({ detail: `Run ${ABSENT_ID} has no approval for ask`, code: 'NOT_FOUND' });
 
     for (const token of [t2Decider.token, t2Admin.token]) {
-      const byStep = await call(service.url, 'POST', `/api/runs/${run.body.id}/human/ask`, { token, json: { decision: 'approve', values: { granted_days: 4 } } });
+      const byStep = await call(service.url, 'POST', `/api/runs/${run.body.id}/human/ask`, {
+        token,
+        json: { decision: 'approve', values: { granted_days: 4 } },
+      });
       expect(byStep.status, JSON.stringify(byStep.body)).to.equal(404);
       expect(byStep.body).to.deep.equal({ detail: `Run ${run.body.id} has no approval for ask`, code: 'NOT_FOUND' });
       expect(JSON.stringify(byStep.body)).to.not.include(approvalId);
       const byId = await call(service.url, 'POST', `/api/approvals/${approvalId}`, { token, json: { decision: 'approve', values: { granted_days: 4 } } });
       expect(byId.body).to.deep.equal({ detail: `Approval ${approvalId} not found`, code: 'NOT_FOUND' });
-      expect(((await call(service.url, 'GET', '/api/approvals', { token })).body as { approval_id: string }[]).map((a) => a.approval_id)).to.not.include(approvalId);
+      expect(((await call(service.url, 'GET', '/api/approvals', { token })).body as { approval_id: string }[]).map((a) => a.approval_id)).to.not.include(
+        approvalId,
+      );
     }
     const still = await call(service.url, 'GET', `/api/runs/${run.body.id}`, { token: t1Decider.token });
     expect(still.body.status).to.equal('waiting_human');
-    const decided = await call(service.url, 'POST', `/api/runs/${run.body.id}/human/ask`, { token: t1Decider.token, json: { decision: 'approve', values: { granted_days: 4 } } });
+    const decided = await call(service.url, 'POST', `/api/runs/${run.body.id}/human/ask`, {
+      token: t1Decider.token,
+      json: { decision: 'approve', values: { granted_days: 4 } },
+    });
     expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
   });
 });

@@ -12,7 +12,17 @@ const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sr
 const GENERATED = path.join(SRC, 'contract', 'gen');
 const MAX_FILE_LINES = 300;
 const MAX_FUNCTION_LINES = 60;
-const FUNCTION_TYPES = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression', 'ClassMethod', 'PrivateMethod', 'MethodProperty', 'Constructor', 'GetterProperty', 'SetterProperty']);
+const FUNCTION_TYPES = new Set([
+  'FunctionDeclaration',
+  'FunctionExpression',
+  'ArrowFunctionExpression',
+  'ClassMethod',
+  'PrivateMethod',
+  'MethodProperty',
+  'Constructor',
+  'GetterProperty',
+  'SetterProperty',
+]);
 
 interface LongFunction {
   name: string;
@@ -37,7 +47,9 @@ function longFunctions(source: string): LongFunction[] {
   const lineStarts = [0];
   for (let i = 0; i < source.length; i++) if (source[i] === '\n') lineStarts.push(i + 1);
   const lineOf = (offset: number) => {
-    const at = Buffer.from(source).subarray(0, offset - base).toString().length;
+    const at = Buffer.from(source)
+      .subarray(0, offset - base)
+      .toString().length;
     let low = 0;
     let high = lineStarts.length - 1;
     while (low < high) {
@@ -51,7 +63,12 @@ function longFunctions(source: string): LongFunction[] {
   const visit = (node: unknown, name: string): void => {
     if (Array.isArray(node)) return node.forEach((item) => visit(item, name));
     if (node === null || typeof node !== 'object') return;
-    const current = node as Node & { span?: { start: number; end: number }; key?: { value?: string }; identifier?: { value?: string }; id?: { value?: string } };
+    const current = node as Node & {
+      span?: { start: number; end: number };
+      key?: { value?: string };
+      identifier?: { value?: string };
+      id?: { value?: string };
+    };
     const label = current.key?.value ?? current.identifier?.value ?? current.id?.value ?? name;
     if (FUNCTION_TYPES.has(current.type) && current.span) {
       const first = lineOf(current.span.start);
@@ -64,7 +81,11 @@ function longFunctions(source: string): LongFunction[] {
   return found;
 }
 
-const hasReason = (source: string) => source.split('\n').slice(0, 5).some((line) => /^\/\/ shape: \S/.test(line));
+const hasReason = (source: string) =>
+  source
+    .split('\n')
+    .slice(0, 5)
+    .some((line) => /^\/\/ shape: \S/.test(line));
 
 describe('the shape of src/', () => {
   const files = sourceFiles(SRC).map((file) => ({ file: path.relative(SRC, file), source: readFileSync(file, 'utf8') }));

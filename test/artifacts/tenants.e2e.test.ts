@@ -66,12 +66,17 @@ describe('artifacts: one tenant never sees another tenant’s uploads', function
     expect(otherType.status, JSON.stringify(otherType.body)).to.equal(201);
     const sameNameOtherType = await as(t2).post('/api/artifacts', { name: 'limits', type: 'steering', content: 'be brief' });
     expect(sameNameOtherType.status, JSON.stringify(sameNameOtherType.body)).to.equal(201);
-    expect((await as(t1).post('/api/artifacts', { name: 'limits', type: 'steering', content: 'x' })).status, 'a name keeps its type in its tenant').to.equal(409);
+    expect((await as(t1).post('/api/artifacts', { name: 'limits', type: 'steering', content: 'x' })).status, 'a name keeps its type in its tenant').to.equal(
+      409,
+    );
 
     const second = await as(t2).post('/api/artifacts', { name: 'playbook', type: 'prompt', content: 'T2 PLAYBOOK V2' });
     expect(second.body.version).to.equal('2');
     const listed = ((await as(t1).get('/api/artifacts')).body as any[]).find((a) => a.name === 'playbook');
-    expect(listed.versions.map((v: any) => v.version), 't1 lists its one version only').to.deep.equal(['1']);
+    expect(
+      listed.versions.map((v: any) => v.version),
+      't1 lists its one version only',
+    ).to.deep.equal(['1']);
     expect((await as(t1).get('/api/artifacts/playbook?version=2')).status).to.equal(404);
   });
 
@@ -81,7 +86,10 @@ describe('artifacts: one tenant never sees another tenant’s uploads', function
       expect(read.body).to.include({ source: 'project', version: '1' });
       const refused = await as(user).post('/api/artifacts', { name: 'house_rules', type: 'steering', content: 'mine' });
       expect(refused.status, JSON.stringify(refused.body)).to.equal(409);
-      expect(((await as(user).get('/api/artifacts')).body as any[]).find((a) => a.name === 'house_rules')).to.include({ source: 'project', shadowed_uploads: 0 });
+      expect(((await as(user).get('/api/artifacts')).body as any[]).find((a) => a.name === 'house_rules')).to.include({
+        source: 'project',
+        shadowed_uploads: 0,
+      });
     }
   });
 
@@ -97,7 +105,11 @@ describe('artifacts: one tenant never sees another tenant’s uploads', function
     const table = async () =>
       (await service.kernel.pool.query(`SELECT tenant, name, version, type, content, hash, created_at FROM svc_artifacts ORDER BY tenant, name, version`)).rows;
     const before = await table();
-    expect(before.filter((r) => r.name === 'playbook').map((r) => [r.tenant, r.version])).to.deep.equal([['t1', '1'], ['t2', '1'], ['t2', '2']]);
+    expect(before.filter((r) => r.name === 'playbook').map((r) => [r.tenant, r.version])).to.deep.equal([
+      ['t1', '1'],
+      ['t2', '1'],
+      ['t2', '2'],
+    ]);
     await rebuildProjection(service.kernel.pool, service.kernel.registry, service.kernel.registry.get(artifactsProjection.name)!);
     expect(await table()).to.deep.equal(before);
   });
@@ -109,7 +121,10 @@ describe('artifacts: one tenant never sees another tenant’s uploads', function
     before(async function () {
       this.timeout(60_000);
       await fake.start();
-      for (const [user, content] of [[t1, 'T1-SYSTEM'], [t2, 'T2-SYSTEM']] as const) {
+      for (const [user, content] of [
+        [t1, 'T1-SYSTEM'],
+        [t2, 'T2-SYSTEM'],
+      ] as const) {
         expect((await as(user).post('/api/artifacts', { name: 'greeting', type: 'prompt', content })).status).to.equal(201);
       }
       // Only t2 has it: boot validation (V017) counts any tenant's upload, so this worker starts.
@@ -125,13 +140,19 @@ describe('artifacts: one tenant never sees another tenant’s uploads', function
     });
 
     it('a run resolves artifact://name against the project files and its own tenant’s uploads', async () => {
-      for (const [user, name, system] of [[t1, 'Tessa', 'T1-SYSTEM'], [t2, 'Tobias', 'T2-SYSTEM']] as const) {
+      for (const [user, name, system] of [
+        [t1, 'Tessa', 'T1-SYSTEM'],
+        [t2, 'Tobias', 'T2-SYSTEM'],
+      ] as const) {
         fake.script(name, [{ content: `Hello ${name}` }]);
         const run = await client(worker.url, user.token).post('/api/tenants/greet', { name });
         expect(run.status, JSON.stringify(run.body)).to.equal(201);
         expect(run.body).to.deep.equal({ greeting: `Hello ${name}` });
         const [sent] = fake.requestsFor(name);
-        expect(sent!.messages[0], `the ${user.email} run's system prompt`).to.deep.equal({ role: 'system', content: `${system}\n\nHOUSE-RULE: never promise refunds.\n` });
+        expect(sent!.messages[0], `the ${user.email} run's system prompt`).to.deep.equal({
+          role: 'system',
+          content: `${system}\n\nHOUSE-RULE: never promise refunds.\n`,
+        });
       }
     });
 
@@ -145,7 +166,10 @@ describe('artifacts: one tenant never sees another tenant’s uploads', function
       expect(t1Run.status, JSON.stringify(t1Run.body)).to.equal(400);
       expect(t1Run.body.error.message).to.equal('artifact://t2_style@1 does not resolve to an artifact of tenant t1');
       expect(JSON.stringify(t1Run.body)).to.not.include('T2-STYLE');
-      expect(fake.requests.filter((r) => JSON.stringify(r.messages).includes('Theo')), 'the model was never asked').to.have.length(0);
+      expect(
+        fake.requests.filter((r) => JSON.stringify(r.messages).includes('Theo')),
+        'the model was never asked',
+      ).to.have.length(0);
     });
 
     it('an MCP step reaches the server its own tenant uploaded, never another tenant’s', async () => {

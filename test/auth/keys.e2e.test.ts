@@ -122,13 +122,19 @@ describe('signing keys', function () {
         .map((line) => JSON.parse(line) as { level: number; msg: string; url?: string });
     try {
       let url: string | undefined;
-      const up = await eventually(async () => {
-        url = logLines().find((l) => l.msg === 'svc listening')?.url;
-        return url !== undefined || child.exitCode !== null;
-      }, 30_000, 50);
+      const up = await eventually(
+        async () => {
+          url = logLines().find((l) => l.msg === 'svc listening')?.url;
+          return url !== undefined || child.exitCode !== null;
+        },
+        30_000,
+        50,
+      );
       expect(up.ok && url !== undefined, `no "svc listening" log:\n${output}`).to.equal(true);
 
-      const warnings = logLines().filter((l) => l.level === 40).map((l) => l.msg);
+      const warnings = logLines()
+        .filter((l) => l.level === 40)
+        .map((l) => l.msg);
       expect(warnings, output).to.include('SVC_BISCUIT_PRIVATE_KEY is deprecated: rename it to SVC_SIGNING_KEY');
       expect(warnings.join('\n'), 'the legacy key is not ignored in favour of an ephemeral one').to.not.match(/ephemeral/);
 

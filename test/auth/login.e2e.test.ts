@@ -33,7 +33,9 @@ describe('POST /auth/bootstrap', () => {
 
   it('lets exactly one of 10 concurrent calls on an empty database win; the others get 409', async () => {
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => call(service.url, 'POST', '/auth/bootstrap', { json: { email: `root${i}@example.com`, password: 'root-password' } })),
+      Array.from({ length: 10 }, (_, i) =>
+        call(service.url, 'POST', '/auth/bootstrap', { json: { email: `root${i}@example.com`, password: 'root-password' } }),
+      ),
     );
     const statuses = results.map((r) => r.status).sort();
     expect(statuses, JSON.stringify(results.map((r) => r.body))).to.deep.equal([200, 409, 409, 409, 409, 409, 409, 409, 409, 409]);

@@ -123,7 +123,11 @@ describe('open streams end with their credentials', function () {
     let shortLived: Service;
     before(async () => {
       // A second process on the same database whose tokens live 2 s (plus the 5 s of tolerated clock skew).
-      shortLived = await startTestService({ databaseUrl, projectDir: STREAMS_PROJECT, env: { SVC_SIGNING_KEY: PROCESS_SIGNING_KEY, SVC_TOKEN_TTL_SECONDS: '2' } });
+      shortLived = await startTestService({
+        databaseUrl,
+        projectDir: STREAMS_PROJECT,
+        env: { SVC_SIGNING_KEY: PROCESS_SIGNING_KEY, SVC_TOKEN_TTL_SECONDS: '2' },
+      });
     });
     after(async () => {
       await shortLived?.close();
@@ -158,7 +162,12 @@ describe('open streams end with their credentials', function () {
       const gate = gates.next();
       const grpc = createClient(Execution, createGrpcWebTransport({ baseUrl: `${local.url}/grpc` }));
       const abort = new AbortController();
-      const stream = grpc.runWorkflow({ workflowName: 'gated', payloadJson: JSON.stringify({ gate }) }, { headers: { authorization: `Bearer ${user.token}` }, signal: abort.signal })[Symbol.asyncIterator]();
+      const stream = grpc
+        .runWorkflow(
+          { workflowName: 'gated', payloadJson: JSON.stringify({ gate }) },
+          { headers: { authorization: `Bearer ${user.token}` }, signal: abort.signal },
+        )
+        [Symbol.asyncIterator]();
       try {
         const first = await stream.next();
         expect(first.done).to.equal(false);
@@ -166,7 +175,10 @@ describe('open streams end with their credentials', function () {
         expect((await client(local.url, user.token).post('/auth/logout')).status).to.equal(204);
         let timer: NodeJS.Timeout | undefined;
         const outcome = await Promise.race([
-          stream.next().then((next) => ({ next }), (error: unknown) => ({ error })),
+          stream.next().then(
+            (next) => ({ next }),
+            (error: unknown) => ({ error }),
+          ),
           new Promise<'open'>((resolve) => (timer = setTimeout(() => resolve('open'), 15_000))),
         ]).finally(() => clearTimeout(timer));
         expect(outcome, 'the gRPC stream is still open 15 s after the logout').to.not.equal('open');

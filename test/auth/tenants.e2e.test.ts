@@ -53,7 +53,11 @@ describe('multi-tenant tokens', () => {
     const token = await login(service.url, 'gus@example.com', 'gus-password-1');
     expect(payloadOf(token).tenant).to.equal('t2');
     expect((await client(service.url, token).get('/auth/me')).body.tenant).to.equal('t2');
-    expectError(await client(service.url, admin.token).post('/auth/admin/users', { email: 'hal@example.com', password: 'hal-password-1', tenant: 't3' }), 400, 'BAD_REQUEST');
+    expectError(
+      await client(service.url, admin.token).post('/auth/admin/users', { email: 'hal@example.com', password: 'hal-password-1', tenant: 't3' }),
+      400,
+      'BAD_REQUEST',
+    );
   });
 
   it('accepts a correctly signed token of a listed tenant', async () => {

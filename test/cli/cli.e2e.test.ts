@@ -127,7 +127,7 @@ describe('svc CLI', function () {
   });
 
   describe('projections', () => {
-    it('status prints the table of the project\'s projections and exits 0', async () => {
+    it("status prints the table of the project's projections and exits 0", async () => {
       const run = await runCli(['projections', 'status'], { DATABASE_URL: await createTestDatabase() });
       expect(run.code, run.stderr).to.equal(0);
       expect(run.stdout).to.match(/^projection +table +version +built at +state +rows +rebuilt\n/);
@@ -178,7 +178,10 @@ describe('svc CLI', function () {
       clearTimeout(timer);
       expect(exit.signal, `ended by a signal, not by its SIGTERM handler:\n${exit.stderr}`).to.equal(null);
       expect(exit.code, exit.stderr).to.equal(0);
-      expect(logLines(exit.stderr).map((l) => l.msg), exit.stderr).to.include('shutting down');
+      expect(
+        logLines(exit.stderr).map((l) => l.msg),
+        exit.stderr,
+      ).to.include('shutting down');
       const refused = await fetch(`${url}/health`).then(
         () => false,
         () => true,
@@ -229,7 +232,11 @@ describe('svc CLI', function () {
       const credentials = { email: 'first@example.com', password: 'first-admin-password' };
       const first = await serveEmbedded(pgPort);
       expect((await fetch(`${first.url}/health`)).status).to.equal(200);
-      const bootstrapped = await fetch(`${first.url}/auth/bootstrap`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credentials) });
+      const bootstrapped = await fetch(`${first.url}/auth/bootstrap`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(credentials),
+      });
       expect(bootstrapped.status).to.equal(200);
       await stop(first.cli, 'SIGINT');
       const dataDir = path.join(project, '.svc', 'pgdata');
@@ -243,7 +250,11 @@ describe('svc CLI', function () {
         body: new URLSearchParams({ username: credentials.email, password: credentials.password, grant_type: 'password' }),
       });
       expect(login.status, 'the user of the first start signs in').to.equal(200);
-      const again = await fetch(`${second.url}/auth/bootstrap`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credentials) });
+      const again = await fetch(`${second.url}/auth/bootstrap`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(credentials),
+      });
       expect(again.status).to.equal(409);
       await stop(second.cli, 'SIGTERM');
       expect(existsSync(path.join(dataDir, 'postmaster.pid'))).to.equal(false);

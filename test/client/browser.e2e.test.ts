@@ -50,7 +50,8 @@ describe('client library in a browser (headless Chromium)', function () {
       const result = await page.evaluate(
         async ({ baseUrl, email, password }) => {
           // The bundle's exports, as the page imported them (types are the test's business, not the page's).
-          const { SvcAuth, SvcClient, SvcRunFailedError, SvcRunPendingError } = (globalThis as unknown as { svc: typeof import('../../src/client/index.js') }).svc;
+          const { SvcAuth, SvcClient, SvcRunFailedError, SvcRunPendingError } = (globalThis as unknown as { svc: typeof import('../../src/client/index.js') })
+            .svc;
           const auth = new SvcAuth({ baseUrl });
           await auth.loginWithPassword(email, password);
           const me = await auth.getMe();

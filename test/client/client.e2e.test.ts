@@ -117,7 +117,10 @@ describe('client library (svc/client) over loopback', function () {
 
     it('SSE when mode is sse, with step frames and the output of done', async () => {
       const frames: StepFrame[] = [];
-      expect(await client.execute('echo', { payload: { text: 'sse' }, mode: 'sse', onProgress: (f) => frames.push(f) })).to.deep.equal({ said: 'sse', loud: 'SSE' });
+      expect(await client.execute('echo', { payload: { text: 'sse' }, mode: 'sse', onProgress: (f) => frames.push(f) })).to.deep.equal({
+        said: 'sse',
+        loud: 'SSE',
+      });
       expect(acceptOf('/api/c/echo')).to.equal('text/event-stream');
       expect(frames.map((f) => f.step_id)).to.deep.equal(['shout', 'answer']);
       expect(frames[0]).to.include({ event_type: 'step', kind: 'Functional', signal: 'default' });
@@ -128,7 +131,10 @@ describe('client library (svc/client) over loopback', function () {
     it('gRPC-Web when mode is grpc, with the same frames and output', async () => {
       const frames: StepFrame[] = [];
       const before = proxy.requestsTo('/grpc/').length;
-      expect(await client.execute('echo', { payload: { text: 'grpc' }, mode: 'grpc', onProgress: (f) => frames.push(f) })).to.deep.equal({ said: 'grpc', loud: 'GRPC' });
+      expect(await client.execute('echo', { payload: { text: 'grpc' }, mode: 'grpc', onProgress: (f) => frames.push(f) })).to.deep.equal({
+        said: 'grpc',
+        loud: 'GRPC',
+      });
       const calls = proxy.requestsTo('/grpc/');
       expect(calls.length).to.equal(before + 1);
       expect(calls.at(-1)).to.include({ method: 'POST', path: '/grpc/svc.v1.Execution/RunWorkflow' });
@@ -316,7 +322,9 @@ describe('client library (svc/client) over loopback', function () {
       const events = await collect(client.runs.events(run.id));
       expect(events.at(-1)!.type).to.equal('run_completed');
       expect((await client.runs.get(run.id)).output).to.deep.equal({ subject: 'ship it', outcome: 'approve', note: 'fine' });
-      expect(((await rejectionOf(client.approvals.decide(approvalId, { decision: 'reject', values: { note: 'late' } }))) as SvcRequestError).status).to.equal(409);
+      expect(((await rejectionOf(client.approvals.decide(approvalId, { decision: 'reject', values: { note: 'late' } }))) as SvcRequestError).status).to.equal(
+        409,
+      );
       expect((await client.approvals.list()).some((a) => a.approval_id === approvalId)).to.equal(false);
     });
   });

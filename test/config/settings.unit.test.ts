@@ -152,7 +152,17 @@ describe('loadSettings', () => {
 
     it('lists unknown settings, a bad deployment mode and a non-boolean expose_model_crud together', () => {
       writeSystemConfig(
-        ['kind: SystemConfig', 'spec:', '  deployment_mode: staging', '  api:', '    expose_model_crud: "sometimes"', '  settings:', '    NOT_A_SETTING: 1', '    PORT: nope', ''].join('\n'),
+        [
+          'kind: SystemConfig',
+          'spec:',
+          '  deployment_mode: staging',
+          '  api:',
+          '    expose_model_crud: "sometimes"',
+          '  settings:',
+          '    NOT_A_SETTING: 1',
+          '    PORT: nope',
+          '',
+        ].join('\n'),
       );
       const problems = problemsOf({});
       expect(problems).to.have.length(4);
@@ -194,10 +204,23 @@ describe('loadSettings', () => {
       }
       expect(caught).to.be.instanceOf(SettingsError);
       const { problems, message } = caught as SettingsError;
-      const names = ['PORT', 'SVC_TOKEN_TTL_SECONDS', 'SVC_LOG_LEVEL', 'DATABASE_URL', 'SVC_WORKERS', 'SVC_EXPOSE_MODEL_CRUD', 'SVC_REDIS_URL', 'SVC_ENV', 'SVC_BODY_LIMIT_BYTES'];
+      const names = [
+        'PORT',
+        'SVC_TOKEN_TTL_SECONDS',
+        'SVC_LOG_LEVEL',
+        'DATABASE_URL',
+        'SVC_WORKERS',
+        'SVC_EXPOSE_MODEL_CRUD',
+        'SVC_REDIS_URL',
+        'SVC_ENV',
+        'SVC_BODY_LIMIT_BYTES',
+      ];
       expect(problems).to.have.length(names.length);
       for (const name of names) {
-        expect(problems.some((p) => p.startsWith(`${name} `)), name).to.equal(true);
+        expect(
+          problems.some((p) => p.startsWith(`${name} `)),
+          name,
+        ).to.equal(true);
         expect(message).to.include(`  - ${name} `);
       }
     });

@@ -80,7 +80,9 @@ describe('migrate', () => {
     expect((error as Error).message).to.match(new RegExp(`at migration ${known + 1}, newer than this build knows \\(${known}\\)`));
     expect((await pool.query('SELECT id, name FROM schema_migrations ORDER BY id')).rows).to.deep.equal(before.rows);
     // The migration lock was released (the pool keeps the session that took it).
-    const locks = await pool.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`);
+    const locks = await pool.query(
+      `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    );
     expect(locks.rowCount).to.equal(0);
   });
 

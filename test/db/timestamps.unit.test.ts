@@ -17,7 +17,10 @@ describe('isoFromPgTimestamptz', () => {
   it('agrees with Date.toISOString for every millisecond value', () => {
     for (let ms = 0; ms < 1000; ms++) {
       const date = new Date(Date.UTC(2026, 10, 22, 5, 17, 28, ms));
-      const trimmed = date.toISOString().replace('T', ' ').replace(/\.?0*Z$/, '+00');
+      const trimmed = date
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.?0*Z$/, '+00');
       expect(isoFromPgTimestamptz(trimmed)).to.equal(date.toISOString());
     }
   });

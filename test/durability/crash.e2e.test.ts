@@ -6,17 +6,7 @@ import type pg from 'pg';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, eventually } from '../support/http.js';
 import { killAllServices, ServiceProcess } from '../support/serviceProcess.js';
-import {
-  attemptsOf,
-  createSideEffectTables,
-  DURABLE_PROJECT,
-  fireRun,
-  journalOf,
-  journalProblems,
-  openPool,
-  waitForStatus,
-  type Attempt,
-} from './helpers.js';
+import { attemptsOf, createSideEffectTables, DURABLE_PROJECT, fireRun, journalOf, journalProblems, openPool, waitForStatus, type Attempt } from './helpers.js';
 
 const FUNCTIONAL_STEPS = ['one', 'two', 'three', 'four'];
 const ALL_STEPS = ['one', 'two', 'save', 'three', 'four', 'respond'];
@@ -42,7 +32,10 @@ async function checkRunsAfterCrash(db: pg.Pool, runIds: string[]): Promise<strin
   const { rows: entries } = await db.query<{ run_id: string; n: number }>('SELECT run_id, count(*)::int AS n FROM durable_entries GROUP BY run_id');
   const perRun = new Map(entries.map((r) => [r.run_id, r.n]));
   for (const runId of runIds) expect(perRun.get(runId), `ModelOp records of run ${runId}`).to.equal(1);
-  expect(entries.reduce((n, r) => n + r.n, 0), 'no ModelOp record outside the runs').to.equal(runIds.length);
+  expect(
+    entries.reduce((n, r) => n + r.n, 0),
+    'no ModelOp record outside the runs',
+  ).to.equal(runIds.length);
   const { rows: created } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE stream_id LIKE 'record-%' AND type = 'RecordCreated'`);
   expect(created[0]!.n, 'record creation events').to.equal(runIds.length);
   const { rows: effects } = await db.query<{ key: string; attempts: number }>('SELECT key, attempts FROM durable_side_effects');
@@ -69,14 +62,14 @@ describe('durability: a service killed with runs in flight', function () {
   it('finishes ~30 runs on a second process without re-running journaled steps or writing a record twice', async () => {
     const a = await ServiceProcess.start(databaseUrl, DURABLE_PROJECT);
     const admin = await bootstrapAdmin(a.url);
-    const runIds = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => fireRun(a.url, admin.token, { sleep_ms: 50 + ((i * 37) % 100), tag: `run-${i}` })),
-    );
+    const runIds = await Promise.all(Array.from({ length: 30 }, (_, i) => fireRun(a.url, admin.token, { sleep_ms: 50 + ((i * 37) % 100), tag: `run-${i}` })));
     // Let the runs get going, so the kill lands mid-step and mid-run for most of them.
     const inFlight = await eventually(async () => (await attemptsOf(db)).length >= 40, 10_000, 10);
     expect(inFlight.ok, a.output).to.equal(true);
     await a.kill('SIGKILL');
-    const before = await db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM svc_runs WHERE id = ANY($1::uuid[]) GROUP BY status`, [runIds]);
+    const before = await db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM svc_runs WHERE id = ANY($1::uuid[]) GROUP BY status`, [
+      runIds,
+    ]);
     const unfinished = before.rows.filter((r) => r.status !== 'completed').reduce((n, r) => n + r.n, 0);
     expect(unfinished, `the kill came too late: ${JSON.stringify(before.rows)}`).to.be.greaterThan(0);
 
@@ -84,7 +77,10 @@ describe('durability: a service killed with runs in flight', function () {
     await waitForStatus(db, runIds, ['completed'], 30_000, () => b.output);
     const twice = await checkRunsAfterCrash(db, runIds);
     const attempts = await attemptsOf(db);
-    expect(attempts.some((x: Attempt) => x.pid === b.pid), 'process B did part of the work').to.equal(true);
+    expect(
+      attempts.some((x: Attempt) => x.pid === b.pid),
+      'process B did part of the work',
+    ).to.equal(true);
     // At-least-once is allowed for a step killed between running and journaling; report how often.
     console.log(`      ${unfinished} of ${runIds.length} runs were unfinished at the kill; ${twice.length} Functional side effects were attempted twice`);
   });

@@ -93,7 +93,9 @@ describe('durability: a run start that loses its database connection', function 
     expect((clientFailure as SvcRequestError).status).to.equal(503);
 
     const mcp = new McpClient({ name: 'blip-test', version: '1.0.0' });
-    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${admin.token}` } } }));
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${admin.token}` } } }),
+    );
     try {
       const result = await mcp.callTool({ name: 'outage', arguments: { sleep_ms: 10, tag: 'doom' } });
       expect(result.isError).to.equal(true);
@@ -124,7 +126,11 @@ describe('durability: a run start that loses its database connection', function 
       expect(result.body.status).to.equal('running');
       expectNoInternalText(result.body);
 
-      const done = await eventually(async () => (await call(service.url, 'GET', `/api/runs/${runId}`, { token: admin.token })).body.status === 'completed', 20_000, 50);
+      const done = await eventually(
+        async () => (await call(service.url, 'GET', `/api/runs/${runId}`, { token: admin.token })).body.status === 'completed',
+        20_000,
+        50,
+      );
       expect(done.ok, 'the run was resumed and completed').to.equal(true);
       const pool = new pg.Pool({ connectionString: service.kernel.database.url, max: 1 });
       try {

@@ -20,7 +20,17 @@ import { FIXTURES, journalOf, journalProblems, waitForStatus } from './helpers.j
 
 const OUTAGE_PROJECT = path.join(FIXTURES, 'outage');
 /** Text of the failures underneath that no answer may carry. */
-const INTERNAL_TEXT = ['ECONNREFUSED', 'ECONNRESET', 'terminating connection', 'Connection terminated', 'the database system is', 'not queryable', 'INSERT INTO', 'SELECT ', 'engine failure'];
+const INTERNAL_TEXT = [
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'terminating connection',
+  'Connection terminated',
+  'the database system is',
+  'not queryable',
+  'INSERT INTO',
+  'SELECT ',
+  'engine failure',
+];
 
 interface Answer {
   path: string;
@@ -51,7 +61,13 @@ class RunLoad {
       const path = n % 2 === 0 ? '/api/outage' : '/api/outage?wait=false';
       try {
         const result = await call(this.url, 'POST', path, { token: this.token, json: { sleep_ms: 40, tag: `c${client}-${n}` } });
-        this.answers.push({ path, status: result.status, runId: result.headers.get('x-svc-run-id'), retryAfter: result.headers.get('retry-after'), body: result.body });
+        this.answers.push({
+          path,
+          status: result.status,
+          runId: result.headers.get('x-svc-run-id'),
+          retryAfter: result.headers.get('retry-after'),
+          body: result.body,
+        });
         // Short of Retry-After on purpose: the load goes on through the outage.
         if (result.status === 503) await sleep(100);
       } catch (error) {
@@ -127,7 +143,10 @@ describe('durability: the database restarts or goes away under a running service
     expect(load.unanswered, 'requests without an answer').to.deep.equal([]);
     const byStatus = new Map<number, number>();
     for (const answer of load.answers) byStatus.set(answer.status, (byStatus.get(answer.status) ?? 0) + 1);
-    expect([...byStatus.keys()].filter((s) => ![201, 202, 503].includes(s)), `answers by status: ${JSON.stringify([...byStatus])}`).to.deep.equal([]);
+    expect(
+      [...byStatus.keys()].filter((s) => ![201, 202, 503].includes(s)),
+      `answers by status: ${JSON.stringify([...byStatus])}`,
+    ).to.deep.equal([]);
     for (const answer of load.answers) {
       const text = JSON.stringify(answer.body);
       for (const secret of INTERNAL_TEXT) expect(text, `an answer carries "${secret}"`).to.not.include(secret);
@@ -152,9 +171,18 @@ describe('durability: the database restarts or goes away under a running service
       for (const runId of acknowledged) {
         const journal = await journalOf(db, runId);
         expect(journalProblems(journal), `run ${runId}`).to.deep.equal([]);
-        expect(journal.map((e) => e.type), `run ${runId}`).to.not.include('run_failed');
+        expect(
+          journal.map((e) => e.type),
+          `run ${runId}`,
+        ).to.not.include('run_failed');
       }
-      await waitForStatus(db, rows.map((r) => r.id), ['completed'], 60_000, () => service.output);
+      await waitForStatus(
+        db,
+        rows.map((r) => r.id),
+        ['completed'],
+        60_000,
+        () => service.output,
+      );
     } finally {
       await db.end();
     }
@@ -166,7 +194,9 @@ describe('durability: the database restarts or goes away under a running service
     const held = await call(service.url, 'POST', '/api/hold', { token, json: { tag: 'idle' } });
     expect(held.status, JSON.stringify(held.body)).to.equal(202);
     // A follower of the run's events, open across the outage.
-    const events = await fetch(`${service.url}/api/runs/${held.body.id}/events`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } });
+    const events = await fetch(`${service.url}/api/runs/${held.body.id}/events`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
+    });
     expect(events.status).to.equal(200);
     let streamed = '';
     const following = (async () => {
@@ -186,7 +216,11 @@ describe('durability: the database restarts or goes away under a running service
 
     await startCluster();
     await expectHealth(service, 200, 30_000);
-    const expired = await eventually(async () => (await call(service.url, 'GET', `/api/runs/${held.body.id}`, { token })).body.status === 'completed', 30_000, 100);
+    const expired = await eventually(
+      async () => (await call(service.url, 'GET', `/api/runs/${held.body.id}`, { token })).body.status === 'completed',
+      30_000,
+      100,
+    );
     expect(expired.ok, `the approval did not expire after the database came back:\n${service.output}`).to.equal(true);
     const run = await call(service.url, 'GET', `/api/runs/${held.body.id}`, { token });
     expect(run.body.output).to.deep.equal({ tag: 'idle', outcome: 'expired' });
@@ -229,7 +263,10 @@ describe('durability: the database restarts or goes away under a running service
       await eventually(async () => load.answers.length >= 20, 20_000, 20);
       let terminated = 0;
       for (let round = 0; round < 15; round++) {
-        const { rows } = await admin.query<{ gone: boolean }>('SELECT pg_terminate_backend(pid) AS gone FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database]);
+        const { rows } = await admin.query<{ gone: boolean }>(
+          'SELECT pg_terminate_backend(pid) AS gone FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          [database],
+        );
         terminated += rows.filter((r) => r.gone).length;
         await sleep(200);
       }

@@ -9,16 +9,7 @@ import type pg from 'pg';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, eventually } from '../support/http.js';
 import { CLAIM_INTERVAL_MS, killAllServices, LEASE_MS, ServiceProcess } from '../support/serviceProcess.js';
-import {
-  attemptsOf,
-  createSideEffectTables,
-  DURABLE_PROJECT,
-  fireRun,
-  journalOf,
-  journalProblems,
-  openPool,
-  waitForStatus,
-} from './helpers.js';
+import { attemptsOf, createSideEffectTables, DURABLE_PROJECT, fireRun, journalOf, journalProblems, openPool, waitForStatus } from './helpers.js';
 
 describe('durability: two executors never both advance a run', function () {
   this.timeout(60_000);
@@ -68,17 +59,26 @@ describe('durability: two executors never both advance a run', function () {
     for (const runId of runIds) {
       const journal = await journalOf(db, runId);
       expect(journalProblems(journal), `run ${runId}`).to.deep.equal([]);
-      expect(journal.filter((e) => e.type === 'step_completed').map((e) => e.step), `run ${runId}`).to.deep.equal(['one', 'two', 'save', 'three', 'four', 'respond']);
+      expect(
+        journal.filter((e) => e.type === 'step_completed').map((e) => e.step),
+        `run ${runId}`,
+      ).to.deep.equal(['one', 'two', 'save', 'three', 'four', 'respond']);
       const mine = attempts.filter((x) => x.run_id === runId);
       // Owners in attempt order: a run may move from one process to the other once (the stall), never back.
       const owners = mine.map((x) => (x.pid === a.pid ? 'A' : 'B'));
       const story = `run ${runId}: attempts ${mine.map((x, i) => `${x.step_id}@${owners[i]}${x.journaled_before ? '(already journaled)' : ''}`).join(', ')}`;
-      expect(mine.filter((x) => x.journaled_before), `a step ran after it was journaled; ${story}`).to.deep.equal([]);
+      expect(
+        mine.filter((x) => x.journaled_before),
+        `a step ran after it was journaled; ${story}`,
+      ).to.deep.equal([]);
       const switches = owners.filter((owner, i) => i > 0 && owner !== owners[i - 1]).length;
       expect(switches, story).to.be.at.most(1);
     }
     const { rows } = await db.query<{ run_id: string; n: number }>('SELECT run_id, count(*)::int AS n FROM durable_entries GROUP BY run_id');
-    expect(rows.filter((r) => r.n !== 1), 'ModelOp records written twice').to.deep.equal([]);
+    expect(
+      rows.filter((r) => r.n !== 1),
+      'ModelOp records written twice',
+    ).to.deep.equal([]);
     expect(rows.length).to.equal(runIds.length);
     // The stall did happen and B did take runs over from A.
     const movedRuns = runIds.filter((id) => {

@@ -115,10 +115,14 @@ export async function statuses(db: pg.Pool, runIds: string[]): Promise<Map<strin
 export async function waitForStatus(db: pg.Pool, runIds: string[], wanted: string[], timeoutMs: number, diagnostics = () => ''): Promise<void> {
   let last = new Map<string, string>();
   const settled = (status: string | undefined) => wanted.includes(status ?? '') || TERMINAL_STATUSES.includes(status ?? '');
-  const done = await eventually(async () => {
-    last = await statuses(db, runIds);
-    return runIds.every((id) => settled(last.get(id)));
-  }, timeoutMs, 50);
+  const done = await eventually(
+    async () => {
+      last = await statuses(db, runIds);
+      return runIds.every((id) => settled(last.get(id)));
+    },
+    timeoutMs,
+    50,
+  );
   const stragglers = runIds.filter((id) => !wanted.includes(last.get(id) ?? '')).map((id) => `${id}: ${last.get(id) ?? 'missing'}`);
   expect(done.ok && stragglers.length === 0, `not ${wanted.join('/')} after ${done.elapsedMs} ms:\n${stragglers.join('\n')}\n${diagnostics()}`).to.equal(true);
 }

@@ -17,7 +17,10 @@ function append(runId: string, expectedVersion = 0, releasesLease = false): RunA
     runId,
     stream: `run-${runId}`,
     expectedVersion,
-    events: [{ type: 'step_started', data: { n: expectedVersion + 1 } }, { type: 'step_completed', data: { n: expectedVersion + 2 } }],
+    events: [
+      { type: 'step_started', data: { n: expectedVersion + 1 } },
+      { type: 'step_completed', data: { n: expectedVersion + 2 } },
+    ],
     releasesLease,
   };
 }
@@ -27,7 +30,8 @@ describe('run appends: group commit', () => {
   let store: EventStore;
   let commits: RunGroupCommit;
 
-  const leaseOf = async (runId: string) => (await pool.query('SELECT owner FROM svc_run_leases WHERE run_id = $1', [runId])).rows[0]?.owner as string | undefined;
+  const leaseOf = async (runId: string) =>
+    (await pool.query('SELECT owner FROM svc_run_leases WHERE run_id = $1', [runId])).rows[0]?.owner as string | undefined;
   const streamOf = (runId: string) => store.readWholeStream(`run-${runId}`);
   const transactionsOf = (events: readonly RecordedEvent[]) => new Set(events.map((e) => e.transactionId));
 
@@ -97,7 +101,9 @@ describe('run appends: group commit', () => {
     const rival = await pool.connect();
     try {
       await rival.query('BEGIN');
-      await rival.query(`INSERT INTO events (stream_id, stream_type, stream_position, type, data, metadata) VALUES ($1, 'run', 1, 'paused', '{}', '{}')`, [`run-${contested}`]);
+      await rival.query(`INSERT INTO events (stream_id, stream_type, stream_position, type, data, metadata) VALUES ($1, 'run', 1, 'paused', '{}', '{}')`, [
+        `run-${contested}`,
+      ]);
       const results = Promise.allSettled([commits.commit(append(first)), commits.commit(append(contested)), commits.commit(append(bystander))]);
       // The second commit waits on the rival's uncommitted position, then collides with it.
       const isWaiting = async () =>

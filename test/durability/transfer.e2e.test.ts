@@ -72,7 +72,9 @@ async function exportToFile(runId: string, databaseUrl: string, projectDir: stri
 }
 
 async function eventTotals(db: pg.Pool): Promise<{ events: number; last: number }> {
-  const { rows } = await db.query<{ events: number; last: number }>('SELECT count(*)::int AS events, coalesce(max(global_position), 0)::int AS last FROM events');
+  const { rows } = await db.query<{ events: number; last: number }>(
+    'SELECT count(*)::int AS events, coalesce(max(global_position), 0)::int AS last FROM events',
+  );
   return rows[0]!;
 }
 
@@ -254,7 +256,8 @@ describe('replayRun: steps that are not re-executed', () => {
       ],
     },
   });
-  const entry = (type: string, agent_id: string, engine: string, payload: Record<string, unknown>) => ({ type, data: { agent_id, engine, payload } }) as RunEvent;
+  const entry = (type: string, agent_id: string, engine: string, payload: Record<string, unknown>) =>
+    ({ type, data: { agent_id, engine, payload } }) as RunEvent;
   const decision = { approval_id: 'a1', step_id: 'check', decision: 'approve', values: { ok: true }, comment: null, decided_by: 'u1' };
   const journal = (decided: Record<string, unknown> | null, signal = 'approve'): RunEvent[] => [
     entry('run_started', 'run', 'Workflow', { run_id: 'r1', workflow: 'mixed', schema_version: 'v1', input: {}, principal: null, first_step: 'think' }),
@@ -263,7 +266,11 @@ describe('replayRun: steps that are not re-executed', () => {
     entry('step_completed', 'think', 'Agent', { signal: 'default', changes: { set: { thought: 'done' }, unset: [] }, next: 'check' }),
     entry('step_started', 'check', 'HumanInTheLoop', {}),
     ...(decided ? [entry('approval_decided', 'check', 'HumanInTheLoop', decided)] : []),
-    entry('step_completed', 'check', 'HumanInTheLoop', { signal, changes: { set: { check: { ...decision, approval_id: undefined, step_id: undefined } }, unset: [] }, next: null }),
+    entry('step_completed', 'check', 'HumanInTheLoop', {
+      signal,
+      changes: { set: { check: { ...decision, approval_id: undefined, step_id: undefined } }, unset: [] },
+      next: null,
+    }),
   ];
   const replay = (entries: RunEvent[]) => replayRun(workflow, JSON.parse(JSON.stringify(entries)) as RunEvent[], {} as StepDeps);
 

@@ -35,7 +35,14 @@ describe('event store: atomic multi-stream appends', () => {
 
     const failure = await kernel.store
       .append([
-        { streamId: 'left-1', expectedVersion: 1, events: [{ type: 'LeftWritten', data: {} }, { type: 'LeftWritten', data: {} }] },
+        {
+          streamId: 'left-1',
+          expectedVersion: 1,
+          events: [
+            { type: 'LeftWritten', data: {} },
+            { type: 'LeftWritten', data: {} },
+          ],
+        },
         { streamId: 'right-1', expectedVersion: 5, events: [{ type: 'RightWritten', data: {} }] },
       ])
       .catch((error: unknown) => error);
@@ -66,7 +73,10 @@ describe('event store: atomic multi-stream appends', () => {
       { streamId: 'right-2', expectedVersion: 0, events: [{ type: 'RightWritten', data: {} }] },
     ]);
     expect(retried.versions).to.deep.equal({ 'left-2': 4, 'right-2': 1 });
-    expect(retried.events.map((e) => [e.streamId, e.streamPosition])).to.deep.equal([['left-2', 4], ['right-2', 1]]);
+    expect(retried.events.map((e) => [e.streamId, e.streamPosition])).to.deep.equal([
+      ['left-2', 4],
+      ['right-2', 1],
+    ]);
     // Both streams of one call share one transaction.
     expect(retried.events[0]!.transactionId).to.equal(retried.events[1]!.transactionId);
   });
@@ -83,9 +93,7 @@ describe('event store: atomic multi-stream appends', () => {
         const second = await tx.append({ streamId: 'right-3', expectedVersion: 0, events: [{ type: 'RightWritten', data: {} }] });
         appendedInside = [...first.events, ...second.events];
         // Inside the transaction the appends are visible to its own client.
-        const { rows } = await tx.client.query<{ count: number }>(
-          `SELECT count(*)::int AS count FROM events WHERE stream_id IN ('left-3', 'right-3')`,
-        );
+        const { rows } = await tx.client.query<{ count: number }>(`SELECT count(*)::int AS count FROM events WHERE stream_id IN ('left-3', 'right-3')`);
         expect(rows[0]!.count).to.equal(3);
         throw new Error('work failed after appending');
       })

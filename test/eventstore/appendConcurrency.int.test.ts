@@ -112,7 +112,14 @@ describe('event store: concurrent appends', () => {
     const streamId = 'any-2';
     const results = await Promise.all(
       range(0, 9).map((writer) =>
-        store.append({ streamId, expectedVersion: 'any', events: [{ type: 'AnyWritten', data: { writer, seq: 0 } }, { type: 'AnyWritten', data: { writer, seq: 1 } }] }),
+        store.append({
+          streamId,
+          expectedVersion: 'any',
+          events: [
+            { type: 'AnyWritten', data: { writer, seq: 0 } },
+            { type: 'AnyWritten', data: { writer, seq: 1 } },
+          ],
+        }),
       ),
     );
     for (const result of results) {

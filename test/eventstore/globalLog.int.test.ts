@@ -80,7 +80,14 @@ describe('event store: global log and the snapshot gate', () => {
   }
 
   it('holds back a later commit until an earlier open transaction commits, then delivers both in order (page size 1)', async () => {
-    await kernel.store.append({ streamId: 'seed-1', expectedVersion: 0, events: [{ type: 'Seeded', data: {} }, { type: 'Seeded', data: {} }] });
+    await kernel.store.append({
+      streamId: 'seed-1',
+      expectedVersion: 0,
+      events: [
+        { type: 'Seeded', data: {} },
+        { type: 'Seeded', data: {} },
+      ],
+    });
     const reader = new PagedReader(kernel, LOG_START);
     expect((await reader.readToEnd()).map((e) => e.streamId)).to.deep.equal(['seed-1', 'seed-1']);
 

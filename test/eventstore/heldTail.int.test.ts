@@ -54,7 +54,10 @@ describe('event store: reading while the gate holds events back', () => {
       const followers = subscriptions.slice(70, 80);
       await Promise.all(followers.map((follower) => follower.waitFor(2, DELIVERY_DEADLINE_MS)));
       expect(followers.map((f) => f.items[1]!.type)).to.deep.equal(Array(10).fill('PassedTheGate'));
-      expect(subscriptions.filter((s) => s.items.length > 1), 'only the followers of that stream').to.have.length(10);
+      expect(
+        subscriptions.filter((s) => s.items.length > 1),
+        'only the followers of that stream',
+      ).to.have.length(10);
       expect(reads.perSubscriber, 'reads of one subscriber').to.equal(0);
       expect(reads.batched, 'batched reads (one per wake-up)').to.be.at.least(1).and.at.most(3);
     } finally {

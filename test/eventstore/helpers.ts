@@ -53,10 +53,7 @@ export function collect<T>(source: Observable<T>): Collector<T> {
           if (failure !== undefined) finish(() => reject(failure));
           else if (items.length >= count) finish(() => resolve(items));
         };
-        const timer = setTimeout(
-          () => finish(() => reject(new Error(`expected ${count} items within ${timeoutMs} ms, got ${items.length}`))),
-          timeoutMs,
-        );
+        const timer = setTimeout(() => finish(() => reject(new Error(`expected ${count} items within ${timeoutMs} ms, got ${items.length}`))), timeoutMs);
         const finish = (settle: () => void): void => {
           clearTimeout(timer);
           waiters.delete(check);

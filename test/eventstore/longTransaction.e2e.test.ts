@@ -38,7 +38,9 @@ describe('a long write transaction elsewhere on the cluster', function () {
   const isAccepted = async (url: string, token: string) => (await call(url, 'GET', '/auth/me', { token })).status === 200;
   /** Committed events a gated reader cannot see yet. */
   const eventsBehindGate = async () =>
-    Number((await observer.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE transaction_id >= pg_snapshot_xmin(pg_current_snapshot())')).rows[0]!.n);
+    Number(
+      (await observer.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE transaction_id >= pg_snapshot_xmin(pg_current_snapshot())')).rows[0]!.n,
+    );
 
   /** A user holding the `follower` role, not signed in yet. */
   async function newUser(email: string): Promise<string> {
@@ -114,7 +116,9 @@ describe('a long write transaction elsewhere on the cluster', function () {
       expect(body).to.include({ status: 'degraded', database: 'ok' });
       expect(body.horizon.status).to.equal('held');
       expect(body.horizon.held_for_s).to.be.a('number').and.at.least(1);
-      expect(body.horizon.detail).to.be.a('string').and.match(/transaction/);
+      expect(body.horizon.detail)
+        .to.be.a('string')
+        .and.match(/transaction/);
     }
 
     // The stream's own token logged out on A: B closes it, the blocker still open.

@@ -78,7 +78,10 @@ describe('event store: subscriptions while appends keep coming', () => {
     await local.store.append({ streamId: 'fresh-1', expectedVersion: 1, events: [{ type: 'LiveWritten', data: { seq: 1 } }] });
     const received = await subscription.waitFor(2, DELIVERY_DEADLINE_MS);
     await sleep(100);
-    expect(received.map((e) => [e.streamPosition, e.data.seq])).to.deep.equal([[1, 0], [2, 1]]);
+    expect(received.map((e) => [e.streamPosition, e.data.seq])).to.deep.equal([
+      [1, 0],
+      [2, 1],
+    ]);
     subscription.stop();
   });
 

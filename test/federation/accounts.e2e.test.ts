@@ -5,7 +5,17 @@ import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client, expectError, expectUnauthenticated, payloadOf, requestToken, type Admin } from '../support/http.js';
 import { createUser } from '../support/users.js';
 import type { FakeProvider } from './support/fakeProvider.js';
-import { Browser, countUsers, eventsOfStream, eventsOfType, signIn, signInOk, startFakeProvider, startFederationService, usersWhere } from './support/harness.js';
+import {
+  Browser,
+  countUsers,
+  eventsOfStream,
+  eventsOfType,
+  signIn,
+  signInOk,
+  startFakeProvider,
+  startFederationService,
+  usersWhere,
+} from './support/harness.js';
 
 const PASSWORD = 'a long enough password';
 
@@ -148,7 +158,10 @@ describe('federated login: which account signs in', () => {
     fake.willSignIn(profile, profile);
     const [loginA, loginB] = [await a.startLogin('google'), await b.startLogin('google')];
     const results = await Promise.all([a.finishLogin(loginA.callbackUrl), b.finishLogin(loginB.callbackUrl)]);
-    expect(results.map((r) => r.status), JSON.stringify(results.map((r) => r.body))).to.deep.equal([200, 200]);
+    expect(
+      results.map((r) => r.status),
+      JSON.stringify(results.map((r) => r.body)),
+    ).to.deep.equal([200, 200]);
     const ids = results.map((r) => payloadOf(r.body.access_token).sub as string);
     expect(ids[0]).to.equal(ids[1]);
     expect(await usersWhere(pool(), "federated_sub = 'twin'")).to.have.length(1);
@@ -158,7 +171,10 @@ describe('federated login: which account signs in', () => {
     const userId = await createPasswordUser('contested@example.com');
     const a = new Browser(service.url);
     const b = new Browser(service.url);
-    fake.willSignIn({ sub: 'contender-a', email: 'contested@example.com', email_verified: true }, { sub: 'contender-b', email: 'contested@example.com', email_verified: true });
+    fake.willSignIn(
+      { sub: 'contender-a', email: 'contested@example.com', email_verified: true },
+      { sub: 'contender-b', email: 'contested@example.com', email_verified: true },
+    );
     const [loginA, loginB] = [await a.startLogin('google'), await b.startLogin('google')];
     const results = await Promise.all([a.finishLogin(loginA.callbackUrl), b.finishLogin(loginB.callbackUrl)]);
     expect(results.map((r) => r.status).sort(), JSON.stringify(results.map((r) => r.body))).to.deep.equal([200, 403]);

@@ -156,12 +156,15 @@ describe('federation provider administration', () => {
   });
 
   it('PUT refuses an OIDC provider (issuer set) without jwks_url: an ID token is never believed unchecked', async () => {
-    const put = await api.put('/auth/admin/federation/unsigned', { ...partnerDocument(PARTNER.secret, { jwks_url: undefined }), metadata: { name: 'unsigned' } });
+    const put = await api.put('/auth/admin/federation/unsigned', {
+      ...partnerDocument(PARTNER.secret, { jwks_url: undefined }),
+      metadata: { name: 'unsigned' },
+    });
     expectError(put, 400, 'BAD_REQUEST');
     expect(put.body.detail).to.match(/jwks_url/);
   });
 
-  it('a provider that cannot be reached makes the callback a 503, not the browser\'s 400', async () => {
+  it("a provider that cannot be reached makes the callback a 503, not the browser's 400", async () => {
     const closedPort = await freePort();
     const put = await api.put('/auth/admin/federation/unreachable', {
       ...partnerDocument(PARTNER.secret, { token_url: `http://127.0.0.1:${closedPort}/token` }),
@@ -194,7 +197,14 @@ describe('federation provider administration', () => {
       version: 'v1',
       metadata: { name: 'acme' },
       enabled: false,
-      spec: { provider: 'custom', client_id: CLIENTS.acme.id, client_secret: CLIENTS.acme.secret, auth_url: `${fake.url}/authorize`, token_url: `${fake.url}/token`, userinfo_url: `${fake.url}/userinfo` },
+      spec: {
+        provider: 'custom',
+        client_id: CLIENTS.acme.id,
+        client_secret: CLIENTS.acme.secret,
+        auth_url: `${fake.url}/authorize`,
+        token_url: `${fake.url}/token`,
+        userinfo_url: `${fake.url}/userinfo`,
+      },
     };
     expect((await api.put('/auth/admin/federation/acme', override)).status).to.equal(200);
     expect((await api.get('/auth/admin/federation/acme')).body).to.deep.include({ source: 'admin', enabled: false });
@@ -250,7 +260,9 @@ describe('built-in providers from SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET alone',
   });
 
   it('a saved document whose variables are unset is skipped: the built-in of that name still exists (501)', async () => {
-    const put = await api.put('/auth/admin/federation/microsoft', { spec: { provider: 'microsoft', client_id: 'ms-id', client_secret: '${SVC_OAUTH_NEVER_SET_SECRET}' } });
+    const put = await api.put('/auth/admin/federation/microsoft', {
+      spec: { provider: 'microsoft', client_id: 'ms-id', client_secret: '${SVC_OAUTH_NEVER_SET_SECRET}' },
+    });
     expect(put.status, JSON.stringify(put.body)).to.equal(200);
     expect(put.body.skipped).to.match(/SVC_OAUTH_NEVER_SET_SECRET/);
     try {

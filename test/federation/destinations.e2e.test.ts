@@ -107,7 +107,14 @@ describe('federation under the destination policy (production)', () => {
       expect(put.body.detail, JSON.stringify(endpoints)).to.match(detail);
       expect(put.body.detail).to.match(/SVC_OUTBOUND_ALLOW/);
     }
-    const loopback = { provider: 'custom', client_id: 'c', client_secret: 's', auth_url: `${fake.url}/authorize`, token_url: `${fake.url}/token`, userinfo_url: `${fake.url}/userinfo` };
+    const loopback = {
+      provider: 'custom',
+      client_id: 'c',
+      client_secret: 's',
+      auth_url: `${fake.url}/authorize`,
+      token_url: `${fake.url}/token`,
+      userinfo_url: `${fake.url}/userinfo`,
+    };
     const put = await api.put('/auth/admin/federation/internal', { spec: loopback });
     expectError(put, 400, 'BAD_REQUEST');
     expect(put.body.detail).to.match(/127\.0\.0\.1.*loopback/);
@@ -121,7 +128,16 @@ describe('federation under the destination policy (production)', () => {
     const api = client(service.url, (await bootstrapAdmin(service.url)).token);
     fake.addClient('allowed-client', 'allowed-secret');
     const put = await api.put('/auth/admin/federation/allowed', {
-      spec: { provider: 'custom', client_id: 'allowed-client', client_secret: 'allowed-secret', auth_url: `${fake.url}/authorize`, token_url: `${fake.url}/token`, issuer: fake.url, jwks_url: `${fake.url}/jwks`, scope: 'openid email' },
+      spec: {
+        provider: 'custom',
+        client_id: 'allowed-client',
+        client_secret: 'allowed-secret',
+        auth_url: `${fake.url}/authorize`,
+        token_url: `${fake.url}/token`,
+        issuer: fake.url,
+        jwks_url: `${fake.url}/jwks`,
+        scope: 'openid email',
+      },
     });
     expect(put.status, JSON.stringify(put.body)).to.equal(200);
     await signInOk(service, fake, 'allowed', { sub: 'allowed-1', email: 'a1@allowed.example', email_verified: true });

@@ -56,7 +56,9 @@ describe('LinkFederation (decider)', () => {
   });
 
   it('lets the same identity link again (a retried login)', () => {
-    const decision = given({ user: [created(null), linked('google', 'sub-a')] }).when(link('google', 'sub-a')).decision();
+    const decision = given({ user: [created(null), linked('google', 'sub-a')] })
+      .when(link('google', 'sub-a'))
+      .decision();
     expect(decision[`user-${userId}`]).to.have.length(1);
   });
 });

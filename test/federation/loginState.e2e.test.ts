@@ -48,7 +48,10 @@ describe('federated login: state, PKCE and ID token checks', () => {
   it("refuses a state started in another browser (another browser's cookie, or none); that browser's own login still works", async () => {
     const alice = new Browser(service.url);
     const mallory = new Browser(service.url);
-    fake.willSignIn({ sub: 'alice-s', email: 'alice-s@example.com', email_verified: true }, { sub: 'mallory-s', email: 'mallory-s@example.com', email_verified: true });
+    fake.willSignIn(
+      { sub: 'alice-s', email: 'alice-s@example.com', email_verified: true },
+      { sub: 'mallory-s', email: 'mallory-s@example.com', email_verified: true },
+    );
     const aliceLogin = await alice.startLogin('google');
     const malloryLogin = await mallory.startLogin('google');
     expect(alice.cookie).to.not.equal(mallory.cookie);

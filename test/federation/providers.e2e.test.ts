@@ -82,13 +82,25 @@ describe('federated login with each provider kind', () => {
   });
 
   it('microsoft (single tenant): keyed by tid + oid; a token from another tenant is refused', async () => {
-    const login = await signInOk(service, fake, 'microsoft', { tid: 'tenant-a', oid: 'oid-1', sub: 'pairwise-1', email: 'mia@contoso.example', email_verified: true });
+    const login = await signInOk(service, fake, 'microsoft', {
+      tid: 'tenant-a',
+      oid: 'oid-1',
+      sub: 'pairwise-1',
+      email: 'mia@contoso.example',
+      email_verified: true,
+    });
     expect(fake.lastAuthorize()).to.include({ client_id: CLIENTS.microsoft.id, scope: 'openid email profile' });
     const [user] = await usersWhere(service.kernel.pool, 'id = $1', [login.userId]);
     expect(user).to.include({ federated_provider: 'microsoft', federated_sub: 'tenant-a:oid-1' });
 
     const before = await countUsers(service.kernel.pool);
-    const foreign = await signIn(service, fake, 'microsoft', { tid: 'tenant-b', oid: 'oid-1', sub: 'pairwise-2', email: 'mia@fabrikam.example', email_verified: true });
+    const foreign = await signIn(service, fake, 'microsoft', {
+      tid: 'tenant-b',
+      oid: 'oid-1',
+      sub: 'pairwise-2',
+      email: 'mia@fabrikam.example',
+      email_verified: true,
+    });
     expectError(foreign, 400);
     expect(await countUsers(service.kernel.pool)).to.equal(before);
   });

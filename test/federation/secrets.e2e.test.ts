@@ -81,7 +81,10 @@ describe('federation secrets and endpoint schemes', () => {
 
   it('PUT refuses a secret variable in client_id, which every redirect publishes; client_id may name *_ID variables', async () => {
     await expectRefused('leak_id', { client_id: '${SVC_OAUTH_GITHUB_CLIENT_SECRET}' }, /client_id.*SVC_OAUTH_GITHUB_CLIENT_SECRET.*_ID/);
-    const ok = await api.put('/auth/admin/federation/named_id', document('named_id', { client_id: '${SVC_OAUTH_GITHUB_CLIENT_ID}', client_secret: '${SVC_OAUTH_GITHUB_CLIENT_SECRET}' }));
+    const ok = await api.put(
+      '/auth/admin/federation/named_id',
+      document('named_id', { client_id: '${SVC_OAUTH_GITHUB_CLIENT_ID}', client_secret: '${SVC_OAUTH_GITHUB_CLIENT_SECRET}' }),
+    );
     expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
     const start = await fetchManual(`${service.url}/auth/oauth/named_id/start`);
     expect(start.status).to.equal(302);
@@ -100,7 +103,11 @@ describe('federation secrets and endpoint schemes', () => {
     );
     const secure = await api.put(
       '/auth/admin/federation/secure',
-      document('secure', { auth_url: 'https://idp.example.com/authorize', token_url: 'https://idp.example.com/token', userinfo_url: 'https://idp.example.com/userinfo' }),
+      document('secure', {
+        auth_url: 'https://idp.example.com/authorize',
+        token_url: 'https://idp.example.com/token',
+        userinfo_url: 'https://idp.example.com/userinfo',
+      }),
     );
     expect(secure.status, JSON.stringify(secure.body)).to.equal(200);
   });

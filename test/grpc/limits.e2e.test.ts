@@ -93,7 +93,9 @@ describe('gRPC-Web request limits', function () {
         request.on('response', (response) => {
           const chunks: Buffer[] = [];
           response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () => resolve(readAnswer(response.statusCode ?? 0, (name) => response.headers[name] as string | undefined, Buffer.concat(chunks))));
+          response.on('end', () =>
+            resolve(readAnswer(response.statusCode ?? 0, (name) => response.headers[name] as string | undefined, Buffer.concat(chunks))),
+          );
         });
       });
       request.write(start);

@@ -37,7 +37,10 @@ function expectTextRefused(result: HttpResult, label: string, loc: (string | num
   expect(result.status, `${label}: ${JSON.stringify(result.body)}`).to.equal(422);
   const issues = result.body.detail as { loc: (string | number)[]; msg: string; type: string }[];
   expect(issues, label).to.be.an('array').that.is.not.empty;
-  expect(issues.map((i) => i.loc), label).to.deep.include(loc);
+  expect(
+    issues.map((i) => i.loc),
+    label,
+  ).to.deep.include(loc);
   for (const issue of issues) expect(issue.msg, label).to.match(what);
 }
 
@@ -47,16 +50,18 @@ describe('bad input is a 4xx on every route, never a 500', function () {
   let admin: Admin;
   const countEvents = async () => (await service.kernel.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events')).rows[0]!.n;
   const raw = (method: string, path: string, body: string | Buffer, headers: Record<string, string> = {}) =>
-    fetch(`${service.url}${path}`, { method, body, headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json', ...headers } }).then(async (response) => {
-      const text = await response.text();
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // not JSON
-      }
-      return { status: response.status, headers: response.headers, body: parsed } as HttpResult;
-    });
+    fetch(`${service.url}${path}`, { method, body, headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json', ...headers } }).then(
+      async (response) => {
+        const text = await response.text();
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // not JSON
+        }
+        return { status: response.status, headers: response.headers, body: parsed } as HttpResult;
+      },
+    );
   /** Routes that read a JSON body (plus the MCP endpoint), each with a body it would accept. */
   const jsonRoutes = () => [
     { method: 'POST', path: '/auth/admin/users', valid: { email: 'new@example.com', password: 'a-long-password-1' } },
@@ -154,12 +159,27 @@ describe('bad input is a 4xx on every route, never a 500', function () {
     const lone = String.raw`"a\udfffb"`;
     for (const text of [nul, lone]) {
       expectTextRefused(await raw('POST', '/api/h/echo', `{"text":${text}}`), 'trigger', ['body', 'text'], /NUL|surrogate/);
-      expectTextRefused(await raw('POST', '/api/workflows/echo/runs', `{"text":"x","data":{"deep":[${text}]}}`), 'runs', ['body', 'data', 'deep', 0], /NUL|surrogate/);
+      expectTextRefused(
+        await raw('POST', '/api/workflows/echo/runs', `{"text":"x","data":{"deep":[${text}]}}`),
+        'runs',
+        ['body', 'data', 'deep', 0],
+        /NUL|surrogate/,
+      );
       expectTextRefused(await raw('POST', '/models/note/', `{"title":${text}}`), 'record', ['body', 'title'], /NUL|surrogate/);
-      expectTextRefused(await raw('POST', '/api/artifacts', `{"name":"x","type":"prompt","content":${text}}`), 'artifact', ['body', 'content'], /NUL|surrogate/);
+      expectTextRefused(
+        await raw('POST', '/api/artifacts', `{"name":"x","type":"prompt","content":${text}}`),
+        'artifact',
+        ['body', 'content'],
+        /NUL|surrogate/,
+      );
       expectTextRefused(await raw('POST', '/auth/admin/roles', `{"name":${text},"scopes":[]}`), 'role', ['body', 'name'], /NUL|surrogate/);
       const toolCall = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":${text}}}}`;
-      expectTextRefused(await raw('POST', '/mcp', toolCall, { accept: 'application/json, text/event-stream' }), 'mcp', ['body', 'params', 'arguments', 'text'], /NUL|surrogate/);
+      expectTextRefused(
+        await raw('POST', '/mcp', toolCall, { accept: 'application/json, text/event-stream' }),
+        'mcp',
+        ['body', 'params', 'arguments', 'text'],
+        /NUL|surrogate/,
+      );
     }
     expect(await countEvents()).to.equal(eventsBefore);
     // A surrogate pair (an emoji) is one character, not a lone surrogate.
@@ -187,10 +207,15 @@ describe('bad input is a 4xx on every route, never a 500', function () {
     const runId = result.headers.get('x-svc-run-id')!;
     // The engine's error text names PostgreSQL's refusal ("unsupported Unicode escape sequence"): never shown.
     const shown = [JSON.stringify(result.body)];
-    const settled = await eventually(async () => (await call(service.url, 'GET', `/api/runs/${runId}`, { token: admin.token })).body?.status === 'failed', 10_000);
+    const settled = await eventually(
+      async () => (await call(service.url, 'GET', `/api/runs/${runId}`, { token: admin.token })).body?.status === 'failed',
+      10_000,
+    );
     expect(settled.ok, 'the run is recorded as failed').to.equal(true);
     shown.push(JSON.stringify((await call(service.url, 'GET', `/api/runs/${runId}`, { token: admin.token })).body));
-    const { rows } = await service.kernel.pool.query<{ data: unknown }>(`SELECT data FROM events WHERE stream_id = $1 AND type = 'run_failed'`, [`run-${runId}`]);
+    const { rows } = await service.kernel.pool.query<{ data: unknown }>(`SELECT data FROM events WHERE stream_id = $1 AND type = 'run_failed'`, [
+      `run-${runId}`,
+    ]);
     shown.push(JSON.stringify(rows));
     for (const text of shown) {
       expect(text).to.not.match(/unicode|escape sequence|byte sequence|sqlstate|22P05|postgres/i);

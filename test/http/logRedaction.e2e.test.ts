@@ -44,12 +44,17 @@ describe('logs at trace level carry no token', function () {
     // The lines are there (the test would prove nothing otherwise): the callback's request and its 302.
     const callbackLines = lines.filter((line) => line.includes('/auth/oauth/google/callback'));
     expect(callbackLines, lines.join('\n')).to.not.be.empty;
-    const redirects = callbackLines.map((line) => JSON.parse(line) as { res?: { statusCode: number; headers: Record<string, string> } }).filter((entry) => entry.res?.statusCode === 302);
+    const redirects = callbackLines
+      .map((line) => JSON.parse(line) as { res?: { statusCode: number; headers: Record<string, string> } })
+      .filter((entry) => entry.res?.statusCode === 302);
     expect(redirects, callbackLines.join('\n')).to.have.length(1);
     expect(redirects[0]!.res!.headers.location).to.match(/^http:\/\/ui\.example\.test\/signed-in\?/);
     expect(new URL(redirects[0]!.res!.headers.location!).searchParams.get('from')).to.equal('svc');
     for (const secret of [token, code, state]) {
-      expect(lines.filter((line) => line.includes(secret)), `a log line carries ${secret.slice(0, 8)}...`).to.deep.equal([]);
+      expect(
+        lines.filter((line) => line.includes(secret)),
+        `a log line carries ${secret.slice(0, 8)}...`,
+      ).to.deep.equal([]);
     }
   });
 
@@ -62,9 +67,15 @@ describe('logs at trace level carry no token', function () {
       const answer = await call(service.url, 'GET', `/auth/me?${name}=${inUrl}&keep=visible`, { token: refreshed.body.access_token });
       expect(answer.status).to.equal(200);
     }
-    expect(lines.some((line) => line.includes('/auth/me?') && line.includes('keep=visible')), 'the URLs are logged').to.equal(true);
+    expect(
+      lines.some((line) => line.includes('/auth/me?') && line.includes('keep=visible')),
+      'the URLs are logged',
+    ).to.equal(true);
     for (const secret of [admin.token, loggedIn, refreshed.body.access_token as string, inUrl, admin.password]) {
-      expect(lines.filter((line) => line.includes(secret)), `a log line carries ${secret.slice(0, 8)}...`).to.deep.equal([]);
+      expect(
+        lines.filter((line) => line.includes(secret)),
+        `a log line carries ${secret.slice(0, 8)}...`,
+      ).to.deep.equal([]);
     }
   });
 });

@@ -18,7 +18,11 @@ const PAGES = ['/docs/', '/redoc', '/insight', '/insight/api-docs'];
 const PUBLIC_ORIGIN = 'svc.example.test:8443';
 
 /** A GET with a Host header of our choosing (fetch does not let a caller set Host). */
-function getWithHost(url: string, host: string, token?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function getWithHost(
+  url: string,
+  host: string,
+  token?: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(url, { headers: { host, ...(token ? { authorization: `Bearer ${token}` } : {}) } }, (response) => {
       let body = '';
@@ -83,7 +87,11 @@ describe('security headers', function () {
     await fetched('insight script', '/insight/insight.js');
     const message = toBinary(RunWorkflowRequestSchema, create(RunWorkflowRequestSchema, { workflowName: 'echo', payloadJson: '{"text":"grpc"}' }));
     const envelope = Buffer.concat([Buffer.from([0, 0, 0, 0, message.length]), message]);
-    await fetched('gRPC-Web', '/grpc/svc.v1.Execution/RunWorkflow', { method: 'POST', headers: { ...bearer, 'content-type': 'application/grpc-web+proto' }, body: envelope });
+    await fetched('gRPC-Web', '/grpc/svc.v1.Execution/RunWorkflow', {
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/grpc-web+proto' },
+      body: envelope,
+    });
     for (const [label, response] of answers) expect(response.headers.get('x-content-type-options'), `${label} (${response.status})`).to.equal('nosniff');
   });
 
@@ -96,12 +104,18 @@ describe('security headers', function () {
       expect(scripts, `${page}: script-src or default-src`).to.be.an('array').that.is.not.empty;
       expect(scripts, page).to.not.include.members(["'unsafe-inline'"]);
       expect(scripts, page).to.not.include.members(["'unsafe-eval'"]);
-      expect(scripts!.some((source) => source === '*' || source.endsWith(':')), `${page}: no wildcard or scheme source`).to.equal(false);
+      expect(
+        scripts!.some((source) => source === '*' || source.endsWith(':')),
+        `${page}: no wildcard or scheme source`,
+      ).to.equal(false);
       expect(directives.get('frame-ancestors'), `${page}: frame-ancestors`).to.deep.equal(["'self'"]);
       expect(directives.get('object-src'), `${page}: object-src`).to.deep.equal(["'none'"]);
       const html = await response.text();
       const inline = [...html.matchAll(/<script\b([^>]*)>/gi)].filter((tag) => !/\bsrc=/i.test(tag[1]!));
-      expect(inline.map((tag) => tag[0]), `${page}: inline script tags`).to.deep.equal([]);
+      expect(
+        inline.map((tag) => tag[0]),
+        `${page}: inline script tags`,
+      ).to.deep.equal([]);
       expect(html, `${page}: inline event handlers`).to.not.match(/\son[a-z]+\s*=/i);
     }
   });
@@ -148,7 +162,13 @@ describe('security headers', function () {
       expect((await getWithHost(`${service.url}/dev/settings`, host, DEV_KEY)).status, `/dev/settings as ${host}`).to.equal(200);
     }
     // DNS rebinding: a page of evil.example.test whose name now resolves to 127.0.0.1.
-    const strangers = [`evil.example.test:${port}`, 'evil.example.test', `localhost.evil.example.test:${port}`, `127.0.0.1:${port + 1}`, `svc.example.test:${port}`];
+    const strangers = [
+      `evil.example.test:${port}`,
+      'evil.example.test',
+      `localhost.evil.example.test:${port}`,
+      `127.0.0.1:${port + 1}`,
+      `svc.example.test:${port}`,
+    ];
     for (const host of strangers) {
       for (const path of ['/insight', '/insight/api-docs', '/insight/insight.js']) {
         const answer = await getWithHost(`${service.url}${path}`, host);

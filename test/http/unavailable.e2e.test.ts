@@ -25,9 +25,15 @@ const CONNECTION_LOSSES: Record<string, () => Error> = {
   'connection reset': () => socketError('ECONNRESET', 'read ECONNRESET'),
   // Node tries every address of a name (localhost: ::1 and 127.0.0.1) and reports them together.
   'refused on every address': () =>
-    Object.assign(new AggregateError([socketError('ECONNREFUSED', 'connect ECONNREFUSED ::1:5432'), socketError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432')], ''), {
-      code: 'ECONNREFUSED',
-    }),
+    Object.assign(
+      new AggregateError(
+        [socketError('ECONNREFUSED', 'connect ECONNREFUSED ::1:5432'), socketError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432')],
+        '',
+      ),
+      {
+        code: 'ECONNREFUSED',
+      },
+    ),
   'SQLSTATE 08006 (connection failure)': () => postgresError('08006', 'connection failure'),
   'SQLSTATE 57P01 (terminated by an administrator)': () => postgresError('57P01', 'terminating connection due to administrator command'),
   'SQLSTATE 57P02 (crash shutdown)': () => postgresError('57P02', 'terminating connection because of crash of another server process'),
@@ -94,7 +100,8 @@ describe('connection loss over HTTP', () => {
       expect(result.body.code).to.equal('UNAVAILABLE');
       expect(Number(result.headers.get('retry-after'))).to.be.greaterThan(0);
       const text = JSON.stringify(result.body);
-      for (const secret of ['ECONNREFUSED', 'ECONNRESET', '5432', 'terminating', 'Connection terminated', 'not queryable', 'timeout exceeded']) expect(text).to.not.include(secret);
+      for (const secret of ['ECONNREFUSED', 'ECONNRESET', '5432', 'terminating', 'Connection terminated', 'not queryable', 'timeout exceeded'])
+        expect(text).to.not.include(secret);
     }
   });
 });

@@ -97,7 +97,11 @@ describe('IAM admin routes', () => {
 
     it('answers 409 for an email taken in any case, and for a taken phone number', async () => {
       expectError(await api().post('/auth/admin/users', { email: 'ERIN@example.com', password: 'another-pass-1' }), 409, 'ALREADY_EXISTS');
-      expectError(await api().post('/auth/admin/users', { email: 'g@example.com', password: 'another-pass-1', phone_number: '+15550199' }), 409, 'ALREADY_EXISTS');
+      expectError(
+        await api().post('/auth/admin/users', { email: 'g@example.com', password: 'another-pass-1', phone_number: '+15550199' }),
+        409,
+        'ALREADY_EXISTS',
+      );
     });
 
     it('answers 422 with the detail array for missing fields, wrong types and extra fields', async () => {
@@ -168,7 +172,11 @@ describe('IAM admin routes', () => {
     let opsId: string;
 
     it('creates a role: 201 with sorted distinct scopes', async () => {
-      const created = await api().post('/auth/admin/roles', { name: 'team:ops/on-call.v2', description: 'pager', scopes: ['runs:read', 'approvals:decide', 'runs:read'] });
+      const created = await api().post('/auth/admin/roles', {
+        name: 'team:ops/on-call.v2',
+        description: 'pager',
+        scopes: ['runs:read', 'approvals:decide', 'runs:read'],
+      });
       expect(created.status, JSON.stringify(created.body)).to.equal(201);
       opsId = created.body.id;
       expect(created.body).to.include({ name: 'team:ops/on-call.v2', description: 'pager' });
@@ -266,4 +274,3 @@ describe('IAM admin routes', () => {
     });
   });
 });
-

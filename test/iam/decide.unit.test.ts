@@ -94,7 +94,9 @@ describe('IAM decide', () => {
     }
 
     it('answers 400 for an invalid phone number', () => {
-      given().when(createUser({ phoneNumber: 'call me' })).thenFails('BAD_REQUEST', /phone/);
+      given()
+        .when(createUser({ phoneNumber: 'call me' }))
+        .thenFails('BAD_REQUEST', /phone/);
     });
 
     it('answers 409 when the user id exists already', () => {
@@ -137,10 +139,7 @@ describe('IAM decide', () => {
       given({ user: alice })
         .when({ type: 'UpdateUser', userId: 'u1', passwordHash: '$2b$12$new', at: T1 })
         .then({
-          'user-u1': [
-            { type: 'PasswordChanged', data: { userId: 'u1', passwordHash: '$2b$12$new', at: T1 } },
-            sessionsEnded('u1', 'password changed'),
-          ],
+          'user-u1': [{ type: 'PasswordChanged', data: { userId: 'u1', passwordHash: '$2b$12$new', at: T1 } }, sessionsEnded('u1', 'password changed')],
         });
     });
 
@@ -151,9 +150,7 @@ describe('IAM decide', () => {
     });
 
     it('ends the sessions once when password change and deactivation come together', () => {
-      const decision = given({ user: alice })
-        .when({ type: 'UpdateUser', userId: 'u1', passwordHash: '$2b$12$new', isActive: false, at: T1 })
-        .decision();
+      const decision = given({ user: alice }).when({ type: 'UpdateUser', userId: 'u1', passwordHash: '$2b$12$new', isActive: false, at: T1 }).decision();
       const types = decision['user-u1']!.map((e) => e.type);
       expect(types).to.deep.equal(['PasswordChanged', 'UserDeactivated', 'UserSessionsEnded']);
     });
@@ -211,7 +208,9 @@ describe('IAM decide', () => {
 
     it('releases the federated identity, so that identity can sign in again as a new account', () => {
       const federated: UserEvent = { type: 'UserFederationLinked', data: { userId: 'u1', provider: 'google', subject: 's-1', email: 'a@example.com', at: T0 } };
-      const decision = given({ user: [userCreated('u1', 'a@example.com'), federated] }).when({ type: 'DeleteUser', userId: 'u1', at: T1 }).decision();
+      const decision = given({ user: [userCreated('u1', 'a@example.com'), federated] })
+        .when({ type: 'DeleteUser', userId: 'u1', at: T1 })
+        .decision();
       expect(decision['unique-federated-identity:google s-1']).to.deep.equal([{ type: 'UniqueValueReleased', data: { owner: 'u1', at: T1 } }]);
     });
 
@@ -302,7 +301,9 @@ describe('IAM decide', () => {
     }
 
     it('answers 400 for a scope name outside the pattern', () => {
-      given().when({ type: 'CreateRole', roleId: 'r1', name: 'ok', description: '', scopes: ['runs:read', 'runs read'], at: T1 }).thenFails('BAD_REQUEST', /Scope/);
+      given()
+        .when({ type: 'CreateRole', roleId: 'r1', name: 'ok', description: '', scopes: ['runs:read', 'runs read'], at: T1 })
+        .thenFails('BAD_REQUEST', /Scope/);
     });
 
     it('answers 409 when the name is taken', () => {
@@ -330,25 +331,37 @@ describe('IAM decide', () => {
       given({ role: heldBy('u1') })
         .when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['z:z', 'c:x', 'c:x'], remove: [], at: T1 })
         .then({
-          'role-r1': [{ type: 'RoleScopesChanged', data: { roleId: 'r1', added: ['c:x', 'z:z'], removed: [], scopes: ['a:read', 'b:write', 'c:x', 'z:z'], at: T1 } }],
+          'role-r1': [
+            { type: 'RoleScopesChanged', data: { roleId: 'r1', added: ['c:x', 'z:z'], removed: [], scopes: ['a:read', 'b:write', 'c:x', 'z:z'], at: T1 } },
+          ],
         });
     });
 
     it('does nothing for scopes already held or not held', () => {
-      given({ role: heldBy('u1') }).when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['a:read'], remove: ['nope'], at: T1 }).then({});
+      given({ role: heldBy('u1') })
+        .when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['a:read'], remove: ['nope'], at: T1 })
+        .then({});
     });
 
     it('answers 400 when a scope is both added and removed', () => {
-      given({ role }).when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['c:x'], remove: ['c:x'], at: T1 }).thenFails('BAD_REQUEST', /c:x/);
+      given({ role })
+        .when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['c:x'], remove: ['c:x'], at: T1 })
+        .thenFails('BAD_REQUEST', /c:x/);
     });
 
     it('answers 400 for a scope name outside the pattern', () => {
-      given({ role }).when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['c x'], remove: [], at: T1 }).thenFails('BAD_REQUEST');
-      given({ role }).when({ type: 'ChangeRoleScopes', roleId: 'r1', add: [], remove: [''], at: T1 }).thenFails('BAD_REQUEST');
+      given({ role })
+        .when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['c x'], remove: [], at: T1 })
+        .thenFails('BAD_REQUEST');
+      given({ role })
+        .when({ type: 'ChangeRoleScopes', roleId: 'r1', add: [], remove: [''], at: T1 })
+        .thenFails('BAD_REQUEST');
     });
 
     it('answers 404 for an unknown or deleted role', () => {
-      given().when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['c:x'], remove: [], at: T1 }).thenFails('NOT_FOUND');
+      given()
+        .when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['c:x'], remove: [], at: T1 })
+        .thenFails('NOT_FOUND');
       given({ role: [...role, { type: 'RoleDeleted', data: { roleId: 'r1', at: T0 } }] })
         .when({ type: 'ChangeRoleScopes', roleId: 'r1', add: ['c:x'], remove: [], at: T1 })
         .thenFails('NOT_FOUND');
@@ -393,10 +406,7 @@ describe('IAM decide', () => {
         .when(command)
         .then({
           [emailOf('root@example.com')]: [{ type: 'UniqueValueClaimed', data: { owner: 'u1', at: T1 } }],
-          'user-u1': [
-            rootCreated,
-            { type: 'RoleAssigned', data: { userId: 'u1', roleId: 'r1', at: T1 } },
-          ],
+          'user-u1': [rootCreated, { type: 'RoleAssigned', data: { userId: 'u1', roleId: 'r1', at: T1 } }],
           [roleNameOf('superadmin')]: [{ type: 'UniqueValueClaimed', data: { owner: 'r1', at: T1 } }],
           'role-r1': [
             { type: 'RoleCreated', data: { roleId: 'r1', name: 'superadmin', description: 'Created by bootstrap', at: T1 } },
@@ -413,10 +423,7 @@ describe('IAM decide', () => {
         .when(command)
         .then({
           [emailOf('root@example.com')]: [{ type: 'UniqueValueClaimed', data: { owner: 'u1', at: T1 } }],
-          'user-u1': [
-            rootCreated,
-            { type: 'RoleAssigned', data: { userId: 'u1', roleId: 'r0', at: T1 } },
-          ],
+          'user-u1': [rootCreated, { type: 'RoleAssigned', data: { userId: 'u1', roleId: 'r0', at: T1 } }],
           'role-r0': [
             { type: 'RoleScopesChanged', data: { roleId: 'r0', added: ['iam:admin'], removed: [], scopes: ['iam:admin', 'runs:read'], at: T1 } },
             { type: 'RoleHolderAdded', data: { roleId: 'r0', userId: 'u1', at: T1 } },
@@ -430,7 +437,9 @@ describe('IAM decide', () => {
     });
 
     it('answers 400 for an invalid email', () => {
-      given().when({ ...command, email: 'root' }).thenFails('BAD_REQUEST');
+      given()
+        .when({ ...command, email: 'root' })
+        .thenFails('BAD_REQUEST');
     });
   });
 
@@ -438,7 +447,16 @@ describe('IAM decide', () => {
     const fence = { tenant: 't1', superadminRoleId: 'r-super' };
     const createdIn = (userId: string, tenant: string): UserEvent => ({
       type: 'UserCreated',
-      data: { userId, email: `${userId}@example.com`, phoneNumber: null, passwordHash: '$2b$12$hash', tenant, federatedProvider: null, federatedSub: null, at: T0 },
+      data: {
+        userId,
+        email: `${userId}@example.com`,
+        phoneNumber: null,
+        passwordHash: '$2b$12$hash',
+        tenant,
+        federatedProvider: null,
+        federatedSub: null,
+        at: T0,
+      },
     });
     const superadmin = [roleCreated('r-super', 'superadmin'), scopesSet('r-super', ['iam:admin'])];
     const runner = [roleCreated('r-run', 'runner')];
@@ -447,12 +465,16 @@ describe('IAM decide', () => {
       given({ user: [createdIn('u1', 't1')] })
         .when({ type: 'UpdateUser', userId: 'u1', isActive: false, fence, at: T1 })
         .then({ 'user-u1': [{ type: 'UserDeactivated', data: { userId: 'u1', at: T1 } }, sessionsEnded('u1', 'user deactivated')] });
-      given({ user: [createdIn('u1', 't1')], role: runner }).when({ type: 'AssignRole', userId: 'u1', roleId: 'r-run', fence, at: T1 }).decision();
+      given({ user: [createdIn('u1', 't1')], role: runner })
+        .when({ type: 'AssignRole', userId: 'u1', roleId: 'r-run', fence, at: T1 })
+        .decision();
     });
 
     it('answers 404 for a user of another tenant, whatever the command', () => {
       const history = { user: [createdIn('u2', 't2')], role: runner };
-      given(history).when({ type: 'UpdateUser', userId: 'u2', passwordHash: 'x', fence, at: T1 }).thenFails('NOT_FOUND', /User u2 not found/);
+      given(history)
+        .when({ type: 'UpdateUser', userId: 'u2', passwordHash: 'x', fence, at: T1 })
+        .thenFails('NOT_FOUND', /User u2 not found/);
       given(history).when({ type: 'DeleteUser', userId: 'u2', fence, at: T1 }).thenFails('NOT_FOUND');
       given(history).when({ type: 'AssignRole', userId: 'u2', roleId: 'r-run', fence, at: T1 }).thenFails('NOT_FOUND');
       given(history).when({ type: 'RevokeRole', userId: 'u2', roleId: 'r-run', fence, at: T1 }).thenFails('NOT_FOUND');
@@ -469,13 +491,23 @@ describe('IAM decide', () => {
       given({ user: [createdIn('u1', 't1')], role: superadmin })
         .when({ type: 'AssignRole', userId: 'u1', roleId: 'r-super', fence: { tenant: 't1', superadminRoleId: null }, at: T1 })
         .thenFails('PERMISSION_DENIED', /deployment admin/);
-      given({ user: [createdIn('u1', 't1')], role: [] }).when({ type: 'RevokeRole', userId: 'u1', roleId: 'r-super', fence, at: T1 }).thenFails('PERMISSION_DENIED');
-      given({ user: [createdIn('u1', 't1')], role: superadmin }).when({ type: 'AssignRole', userId: 'u1', roleId: 'r-super', at: T1 }).decision();
+      given({ user: [createdIn('u1', 't1')], role: [] })
+        .when({ type: 'RevokeRole', userId: 'u1', roleId: 'r-super', fence, at: T1 })
+        .thenFails('PERMISSION_DENIED');
+      given({ user: [createdIn('u1', 't1')], role: superadmin })
+        .when({ type: 'AssignRole', userId: 'u1', roleId: 'r-super', at: T1 })
+        .decision();
     });
 
     it('creates users in its own tenant only (403 for another)', () => {
-      given().when(createUser({ tenant: 't2', fence })).thenFails('PERMISSION_DENIED', /tenant t1/);
-      expect(given().when(createUser({ tenant: 't1', fence })).decision()['user-u1']![0]!.data).to.include({ tenant: 't1' });
+      given()
+        .when(createUser({ tenant: 't2', fence }))
+        .thenFails('PERMISSION_DENIED', /tenant t1/);
+      expect(
+        given()
+          .when(createUser({ tenant: 't1', fence }))
+          .decision()['user-u1']![0]!.data,
+      ).to.include({ tenant: 't1' });
     });
   });
 });

@@ -22,9 +22,7 @@ export function stateOf(history: History): IamState {
   return {
     ...(history.user ? { user: history.user.reduce(evolveUser, initialUser) } : {}),
     ...(history.role ? { role: history.role.reduce(evolveRole, initialRole) } : {}),
-    owners: Object.fromEntries(
-      Object.entries(history.claims ?? {}).map(([stream, events]) => [stream, events.reduce<string | null>(evolveUniqueOwner, null)]),
-    ),
+    owners: Object.fromEntries(Object.entries(history.claims ?? {}).map(([stream, events]) => [stream, events.reduce<string | null>(evolveUniqueOwner, null)])),
     ...(history.heldRoles
       ? { heldRoles: Object.fromEntries(Object.entries(history.heldRoles).map(([id, events]) => [id, events.reduce(evolveRole, initialRole)])) }
       : {}),

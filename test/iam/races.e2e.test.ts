@@ -12,7 +12,8 @@ describe('IAM races', () => {
   const adminApi = () => client(service.url, admin.token);
 
   /** A user with this password, not signed in: answers its id. */
-  const newUser = async (email: string, password: string): Promise<string> => (await createUser(service.url, admin.token, email, {}, { password, signIn: false })).id;
+  const newUser = async (email: string, password: string): Promise<string> =>
+    (await createUser(service.url, admin.token, email, {}, { password, signIn: false })).id;
 
   async function createRole(name: string, scopes: string[] = ['runs:read']): Promise<string> {
     const created = await adminApi().post('/auth/admin/roles', { name, scopes });
@@ -52,10 +53,15 @@ describe('IAM races', () => {
       for (const answer of answers.slice(0, -1)) expect([200, 404], JSON.stringify(answer.body)).to.include(answer.status);
       for (const id of userIds) {
         const user = await adminApi().get(`/auth/admin/users/${id}`);
-        expect(user.body.roles.map((r: { id: string }) => r.id), `round ${round}`).to.not.include(roleId);
+        expect(
+          user.body.roles.map((r: { id: string }) => r.id),
+          `round ${round}`,
+        ).to.not.include(roleId);
       }
     }
-    const { rows } = await service.kernel.pool.query('SELECT count(*)::int AS n FROM iam_user_roles ur LEFT JOIN iam_roles r ON r.id = ur.role_id WHERE r.id IS NULL');
+    const { rows } = await service.kernel.pool.query(
+      'SELECT count(*)::int AS n FROM iam_user_roles ur LEFT JOIN iam_roles r ON r.id = ur.role_id WHERE r.id IS NULL',
+    );
     expect(rows[0].n).to.equal(0);
   });
 

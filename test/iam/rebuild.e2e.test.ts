@@ -134,9 +134,22 @@ describe('IAM projections: rebuild after a realistic history', function () {
     const { rows } = await service.kernel.pool.query<{ type: string; n: number }>('SELECT type, count(*)::int AS n FROM events GROUP BY type');
     const counts = Object.fromEntries(rows.map((r) => [r.type, r.n]));
     const expected = [
-      'UserCreated', 'UserUpdated', 'PasswordChanged', 'UserDeactivated', 'UserReactivated', 'UserDeleted', 'UserFederationLinked',
-      'RoleCreated', 'RoleScopesChanged', 'RoleDeleted', 'RoleAssigned', 'RoleRevoked', 'RoleHolderAdded', 'RoleHolderRemoved',
-      'UserSessionsEnded', 'TokenRevoked',
+      'UserCreated',
+      'UserUpdated',
+      'PasswordChanged',
+      'UserDeactivated',
+      'UserReactivated',
+      'UserDeleted',
+      'UserFederationLinked',
+      'RoleCreated',
+      'RoleScopesChanged',
+      'RoleDeleted',
+      'RoleAssigned',
+      'RoleRevoked',
+      'RoleHolderAdded',
+      'RoleHolderRemoved',
+      'UserSessionsEnded',
+      'TokenRevoked',
     ];
     for (const type of expected) expect(counts[type] ?? 0, `${type} events`).to.be.greaterThan(0);
     expect(counts.TokenRevoked).to.equal(6);

@@ -25,7 +25,8 @@ describe('IAM in a multi-tenant deployment: tenant admins and deployment admins'
 
   const asTa1 = () => client(service.url, ta1.token);
   const asRoot = () => client(service.url, root.token);
-  const emailsListedFor = async (token: string) => ((await client(service.url, token).get('/auth/admin/users')).body as { email: string }[]).map((u) => u.email);
+  const emailsListedFor = async (token: string) =>
+    ((await client(service.url, token).get('/auth/admin/users')).body as { email: string }[]).map((u) => u.email);
 
   before(async () => {
     service = await startTestService({ projectDir: ENGINE_PROJECT, env: { SVC_TENANT_IDS: 't1,t2', SVC_SIGNING_KEY: SIGNING_KEY } });
@@ -55,7 +56,9 @@ describe('IAM in a multi-tenant deployment: tenant admins and deployment admins'
     expect((await asTa1().post('/auth/admin/users', { email: 'mallory2@t1.example', password: USER_PASSWORD, tenant: 't1' })).status).to.equal(201);
     const promoted = await asTa1().post(`/auth/admin/users/${own.body.id}/roles/${superadminRole}`);
     expectError(promoted, 403, 'PERMISSION_DENIED');
-    expect(promoted.body.detail).to.match(/superadmin/).and.match(DEPLOYMENT_ONLY);
+    expect(promoted.body.detail)
+      .to.match(/superadmin/)
+      .and.match(DEPLOYMENT_ONLY);
 
     const token = await login(service.url, 'mallory@t1.example', USER_PASSWORD);
     expect(payloadOf(token)).to.include({ tenant: 't1' });
@@ -111,7 +114,11 @@ describe('IAM in a multi-tenant deployment: tenant admins and deployment admins'
       ['PATCH', `/auth/admin/roles/${runnerRole}/scopes`, { add: ['iam:admin'] }],
       ['GET', '/auth/admin/federation'],
       ['GET', '/auth/admin/federation/google'],
-      ['PUT', '/auth/admin/federation/evil', { spec: { provider: 'custom', client_id: 'x', client_secret: 'y', auth_url: 'https://evil.example/a', token_url: 'https://evil.example/t' } }],
+      [
+        'PUT',
+        '/auth/admin/federation/evil',
+        { spec: { provider: 'custom', client_id: 'x', client_secret: 'y', auth_url: 'https://evil.example/a', token_url: 'https://evil.example/t' } },
+      ],
       ['DELETE', '/auth/admin/federation/evil'],
       ['GET', '/admin/workflows'],
       ['PATCH', '/admin/workflows/route/v1/toggle'],
@@ -128,7 +135,9 @@ describe('IAM in a multi-tenant deployment: tenant admins and deployment admins'
       expect(result.body.detail, `${method} ${path}`).to.match(DEPLOYMENT_ONLY);
     }
     expect(((await asRoot().get('/auth/admin/roles')).body as { name: string }[]).map((r) => r.name)).to.not.include('sneaky');
-    expect(((await asRoot().get('/auth/admin/roles')).body as { id: string; scopes: string[] }[]).find((r) => r.id === runnerRole)!.scopes).to.deep.equal(['runs:read']);
+    expect(((await asRoot().get('/auth/admin/roles')).body as { id: string; scopes: string[] }[]).find((r) => r.id === runnerRole)!.scopes).to.deep.equal([
+      'runs:read',
+    ]);
     expect((await asRoot().get('/admin/workflows')).body.route[0].enabled, 'the toggle did not happen').to.equal(true);
   });
 
@@ -141,7 +150,8 @@ describe('IAM in a multi-tenant deployment: tenant admins and deployment admins'
     const role = await asRoot().post('/auth/admin/roles', { name: 'auditor', scopes: ['runs:read'] });
     expect(role.status).to.equal(201);
     expect((await asRoot().delete(`/auth/admin/roles/${role.body.id}`)).status).to.equal(204);
-    for (const path of ['/auth/admin/federation', '/admin/workflows', '/admin/scopes', '/registry']) expect((await asRoot().get(path)).status, path).to.equal(200);
+    for (const path of ['/auth/admin/federation', '/admin/workflows', '/admin/scopes', '/registry'])
+      expect((await asRoot().get(path)).status, path).to.equal(200);
     // The new superadmin of t2 is a deployment admin too, though it reads t2's data only.
     const t2Root = await login(service.url, 'ops@t2.example', USER_PASSWORD);
     expect((await client(service.url, t2Root).get('/admin/scopes')).status).to.equal(200);
@@ -178,6 +188,8 @@ describe('IAM without SVC_TENANT_IDS: every iam:admin administers everything (un
 async function signInAsOps(baseUrl: string, rootToken: string): Promise<string> {
   const created = await client(baseUrl, rootToken).post('/auth/admin/users', { email: 'ops@example.com', password: USER_PASSWORD });
   expect(created.status, JSON.stringify(created.body)).to.equal(201);
-  expect((await client(baseUrl, rootToken).post(`/auth/admin/users/${created.body.id}/roles/${await roleId(baseUrl, rootToken, 'ops', ['iam:admin'])}`)).status).to.equal(200);
+  expect(
+    (await client(baseUrl, rootToken).post(`/auth/admin/users/${created.body.id}/roles/${await roleId(baseUrl, rootToken, 'ops', ['iam:admin'])}`)).status,
+  ).to.equal(200);
   return login(baseUrl, 'ops@example.com', USER_PASSWORD);
 }

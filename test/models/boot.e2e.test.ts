@@ -16,7 +16,8 @@ describe('model tables at boot', () => {
   let adminToken: string;
 
   const columns = async () =>
-    (await pool.query(`SELECT column_name AS name, data_type AS type FROM information_schema.columns WHERE table_name = 'gadgets' ORDER BY ordinal_position`)).rows;
+    (await pool.query(`SELECT column_name AS name, data_type AS type FROM information_schema.columns WHERE table_name = 'gadgets' ORDER BY ordinal_position`))
+      .rows;
   const rows = async () => (await pool.query('SELECT label, weight FROM gadgets ORDER BY label')).rows;
 
   before(async function () {
@@ -26,7 +27,10 @@ describe('model tables at boot', () => {
     const service = await startTestService({ databaseUrl, projectDir: project('base'), env: { SVC_SIGNING_KEY: SIGNING_KEY } });
     try {
       adminToken = (await bootstrapAdmin(service.url)).token;
-      for (const body of [{ label: 'anvil', weight: 50 }, { label: 'feather', weight: 0 }]) {
+      for (const body of [
+        { label: 'anvil', weight: 50 },
+        { label: 'feather', weight: 0 },
+      ]) {
         expect((await client(service.url, adminToken).post('/models/gadget/', body)).status).to.equal(201);
       }
     } finally {
@@ -50,10 +54,15 @@ describe('model tables at boot', () => {
   it('refuses a removed field with a message naming table and column, and touches nothing (not even the additive part)', async () => {
     const before = await columns();
     const error = await bootFailure('removed');
-    expect(error.message).to.include('gadgets.weight').and.to.match(/removing a field is destructive/);
+    expect(error.message)
+      .to.include('gadgets.weight')
+      .and.to.match(/removing a field is destructive/);
     expect(await columns()).to.deep.equal(before);
     expect(before.map((c) => c.name)).to.not.include('colour');
-    expect(await rows()).to.deep.equal([{ label: 'anvil', weight: 50 }, { label: 'feather', weight: 0 }]);
+    expect(await rows()).to.deep.equal([
+      { label: 'anvil', weight: 50 },
+      { label: 'feather', weight: 0 },
+    ]);
   });
 
   it('refuses a retyped field with a message naming table, column and both types', async () => {

@@ -116,8 +116,15 @@ describe('model CRUD under /models/{model}/', () => {
       const user = people.ticketUser!;
       await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, 'no roles', user.token, []);
       await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, 'ticket:* scopes', await grantRole(service.url, adminToken, user, 't-default'), []);
-      await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, '+tickets:read', await grantRole(service.url, adminToken, user, 't-read'), ['list', 'read']);
-      await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, '+tickets:delete', await grantRole(service.url, adminToken, user, 't-delete'), ['list', 'read', 'delete']);
+      await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, '+tickets:read', await grantRole(service.url, adminToken, user, 't-read'), [
+        'list',
+        'read',
+      ]);
+      await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, '+tickets:delete', await grantRole(service.url, adminToken, user, 't-delete'), [
+        'list',
+        'read',
+        'delete',
+      ]);
       await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, '+tickets:write', await grantRole(service.url, adminToken, user, 't-write'), OPERATIONS);
       await checkMatrix('ticket', 'tickets', { subject: 'matrix' }, 'admin', adminToken, OPERATIONS);
     });
@@ -127,7 +134,12 @@ describe('model CRUD under /models/{model}/', () => {
       const lead = people.leadUser!;
       await checkMatrix('secret', 'secrets', { title: 'matrix' }, 'scopes, no group', scoped.token, []);
       await checkMatrix('secret', 'secrets', { title: 'matrix' }, 'group leads, no scope', lead.token, []);
-      await checkMatrix('secret', 'secrets', { title: 'matrix' }, 'scopes + agents', await grantRole(service.url, adminToken, scoped, 'agents'), ['list', 'read', 'create', 'update']);
+      await checkMatrix('secret', 'secrets', { title: 'matrix' }, 'scopes + agents', await grantRole(service.url, adminToken, scoped, 'agents'), [
+        'list',
+        'read',
+        'create',
+        'update',
+      ]);
       await checkMatrix('secret', 'secrets', { title: 'matrix' }, 'scopes + leads', await grantRole(service.url, adminToken, lead, 's-scopes'), OPERATIONS);
       await checkMatrix('secret', 'secrets', { title: 'matrix' }, 'admin', adminToken, OPERATIONS);
     });
@@ -138,7 +150,9 @@ describe('model CRUD under /models/{model}/', () => {
       expectError(await as.get('/admin/scopes'), 403, 'PERMISSION_DENIED');
       expectError(await as.patch('/admin/models/Ticket/v1/toggle'), 403, 'PERMISSION_DENIED');
       expectError(await as.post('/admin/models/Ticket/v1/fork', { new_version: 'v2' }), 403, 'PERMISSION_DENIED');
-      expect((await admin().get('/admin/models')).body.Ticket.map((v: { schema_version: string; enabled: boolean }) => [v.schema_version, v.enabled])).to.deep.equal([['v1', true]]);
+      expect(
+        (await admin().get('/admin/models')).body.Ticket.map((v: { schema_version: string; enabled: boolean }) => [v.schema_version, v.enabled]),
+      ).to.deep.equal([['v1', true]]);
     });
 
     it('serves only the operations a model lists in spec.api.crud (others 404), and no route at all without it', async () => {
@@ -170,7 +184,20 @@ describe('model CRUD under /models/{model}/', () => {
       const created = await admin().post('/models/ticket/', { subject: 'printer on fire', priority: 2, labels: { floor: 3 }, due: '2024-05-01' });
       expect(created.status).to.equal(201);
       const record = created.body;
-      expect(Object.keys(record)).to.have.members(['id', 'subject', 'body', 'priority', 'score', 'urgent', 'status', 'due', 'customer_id', 'labels', 'created_at', 'updated_at']);
+      expect(Object.keys(record)).to.have.members([
+        'id',
+        'subject',
+        'body',
+        'priority',
+        'score',
+        'urgent',
+        'status',
+        'due',
+        'customer_id',
+        'labels',
+        'created_at',
+        'updated_at',
+      ]);
       expect(record.id).to.match(UUID);
       expect(record.created_at).to.match(ISO_TIMESTAMP);
       expect(record).to.deep.include({ subject: 'printer on fire', priority: 2, labels: { floor: 3 }, due: '2024-05-01', body: null, status: null });
@@ -213,7 +240,19 @@ describe('model CRUD under /models/{model}/', () => {
       };
       expect(await detailOf({})).to.deep.equal([{ loc: ['body', 'subject'], msg: 'Field required', type: 'missing' }]);
       expect(await detailOf({ subject: 5 })).to.deep.equal([{ loc: ['body', 'subject'], msg: 'Input should be a valid string', type: 'string_type' }]);
-      const many = await detailOf({ subject: 'x', priority: 'high', score: 'much', urgent: 'yes', customer_id: 'nope', due: 'tomorrow', status: 'lost', labels: [1], bogus: 1, id: ABSENT_ID, created_at: '2024-01-01T00:00:00Z' });
+      const many = await detailOf({
+        subject: 'x',
+        priority: 'high',
+        score: 'much',
+        urgent: 'yes',
+        customer_id: 'nope',
+        due: 'tomorrow',
+        status: 'lost',
+        labels: [1],
+        bogus: 1,
+        id: ABSENT_ID,
+        created_at: '2024-01-01T00:00:00Z',
+      });
       const byField = Object.fromEntries(many.map((d) => [d.loc.join('.'), d.type]));
       expect(byField).to.deep.include({
         'body.priority': 'int_type',
@@ -253,7 +292,12 @@ describe('model CRUD under /models/{model}/', () => {
       const eventsOf = async () =>
         (await service.kernel.pool.query('SELECT count(*)::int AS n FROM events WHERE stream_id = $1', [`record-ticket-${record.id}`])).rows[0].n;
       const before = await eventsOf();
-      for (const body of [{ id: ABSENT_ID }, { created_at: '2020-01-01T00:00:00Z' }, { updated_at: '2020-01-01T00:00:00Z' }, { subject: 'changed', id: ABSENT_ID }]) {
+      for (const body of [
+        { id: ABSENT_ID },
+        { created_at: '2020-01-01T00:00:00Z' },
+        { updated_at: '2020-01-01T00:00:00Z' },
+        { subject: 'changed', id: ABSENT_ID },
+      ]) {
         const result = await admin().patch(`/models/ticket/${record.id}`, body);
         expect(result.status, JSON.stringify(result.body)).to.equal(422);
         expect(result.body.detail.map((d: { type: string }) => d.type)).to.include('extra_forbidden');
@@ -286,7 +330,10 @@ describe('model CRUD under /models/{model}/', () => {
       }
       const nul = await admin().post('/models/ticket/', { subject: 'a\u0000b' });
       expect(nul.body.detail).to.deep.equal([{ loc: ['body', 'subject'], msg: 'String should not contain the NUL character (U+0000)', type: 'value_error' }]);
-      expect((await admin().post('/models/ticket/', { subject: 'x', priority: 1e20 })).body.detail[0]).to.deep.include({ loc: ['body', 'priority'], type: 'less_than_equal' });
+      expect((await admin().post('/models/ticket/', { subject: 'x', priority: 1e20 })).body.detail[0]).to.deep.include({
+        loc: ['body', 'priority'],
+        type: 'less_than_equal',
+      });
       expect(await recordEvents()).to.equal(before);
       expect((await admin().get(`/models/ticket/${record.id}`)).body).to.deep.equal(record);
       // The limits themselves are fine.
@@ -320,7 +367,8 @@ describe('model CRUD under /models/{model}/', () => {
 
     it('applies concurrent PATCHes of different fields one after the other: all 200, every change kept', async () => {
       const updatesOf = async (id: string) =>
-        (await service.kernel.pool.query(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1 AND type = 'RecordUpdated'`, [`record-ticket-${id}`])).rows[0].n;
+        (await service.kernel.pool.query(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1 AND type = 'RecordUpdated'`, [`record-ticket-${id}`]))
+          .rows[0].n;
       const rounds: Record<string, unknown>[][] = [
         ...Array.from({ length: 6 }, (_, i) => [{ status: 'pending' }, { priority: i }]),
         [{ status: 'closed' }, { priority: 9 }, { urgent: true }, { body: 'six at once' }, { score: 0.5 }, { due: '2024-07-01' }],
@@ -328,7 +376,10 @@ describe('model CRUD under /models/{model}/', () => {
       for (const changes of rounds) {
         const record = await createAsAdmin('ticket', { subject: 'race' });
         const results = await Promise.all(changes.map((change) => admin().patch(`/models/ticket/${record.id}`, change)));
-        expect(results.map((r) => r.status), JSON.stringify(results.map((r) => r.body))).to.deep.equal(changes.map(() => 200));
+        expect(
+          results.map((r) => r.status),
+          JSON.stringify(results.map((r) => r.body)),
+        ).to.deep.equal(changes.map(() => 200));
         expect((await admin().get(`/models/ticket/${record.id}`)).body).to.deep.include(Object.assign({ subject: 'race' }, ...changes));
         expect(await updatesOf(record.id)).to.equal(changes.length);
       }
@@ -371,7 +422,21 @@ describe('model CRUD under /models/{model}/', () => {
     });
 
     it('answers 422 for limit 0, -1, 1001, abc, 1.5, for a negative offset and for unknown query parameters', async () => {
-      for (const query of ['limit=0', 'limit=-1', 'limit=1001', 'limit=abc', 'limit=1.5', 'limit=', 'offset=-1', 'offset=x', 'limit=1&limit=2', 'foo=1', 'subject=alpha', 'filter=alpha', 'filter[subject][$ne]=x']) {
+      for (const query of [
+        'limit=0',
+        'limit=-1',
+        'limit=1001',
+        'limit=abc',
+        'limit=1.5',
+        'limit=',
+        'offset=-1',
+        'offset=x',
+        'limit=1&limit=2',
+        'foo=1',
+        'subject=alpha',
+        'filter=alpha',
+        'filter[subject][$ne]=x',
+      ]) {
         const result = await admin().get(`/models/ticket/?${query}`);
         expect(result.status, `${query}: ${JSON.stringify(result.body)}`).to.equal(422);
         expect(result.body.detail, query).to.be.an('array').that.is.not.empty;
@@ -440,13 +505,21 @@ describe('model CRUD under /models/{model}/', () => {
         expect(result.status, `${query}: ${JSON.stringify(result.body)}`).to.equal(400);
         expect(result.body.code).to.equal('BAD_REQUEST');
       }
-      expect((await admin().get(`/models/ticket/?filter[due]=0001-01-01&filter[created_at]=${encodeURIComponent('2024-01-01T00:00:00+15:59')}`)).status).to.equal(200);
+      expect(
+        (await admin().get(`/models/ticket/?filter[due]=0001-01-01&filter[created_at]=${encodeURIComponent('2024-01-01T00:00:00+15:59')}`)).status,
+      ).to.equal(200);
       expect(await recordEvents()).to.equal(before);
     });
 
     it('answers 400 for __proto__, constructor and prototype filter keys and 422 for such query parameters (never a silent unfiltered 200)', async () => {
       const before = await recordEvents();
-      for (const query of ['filter[__proto__]=x', 'filter%5B__proto__%5D=x', 'filter[constructor]=x', 'filter[prototype]=x', 'filter[subject]=alpha&filter[__proto__]=x']) {
+      for (const query of [
+        'filter[__proto__]=x',
+        'filter%5B__proto__%5D=x',
+        'filter[constructor]=x',
+        'filter[prototype]=x',
+        'filter[subject]=alpha&filter[__proto__]=x',
+      ]) {
         const result = await admin().get(`/models/ticket/?${query}`);
         expect(result.status, `${query}: ${JSON.stringify(result.body).slice(0, 300)}`).to.equal(400);
         expect(result.body.detail, query).to.match(/__proto__|constructor|prototype/);
@@ -486,7 +559,7 @@ describe('model CRUD under /models/{model}/', () => {
         const result = await admin().get(`/models/ticket/?filter[${encodeURIComponent(name)}]=x`);
         expect(result.status, `${name}: ${JSON.stringify(result.body)}`).to.be.within(400, 499);
       }
-      for (const value of ["x' OR '1'='1", "'; DROP TABLE tickets; --", 'alpha\' --', '%', 'alpha%']) {
+      for (const value of ["x' OR '1'='1", "'; DROP TABLE tickets; --", "alpha' --", '%', 'alpha%']) {
         const result = await admin().get(`/models/ticket/?filter[subject]=${encodeURIComponent(value)}`);
         expect(result.status, value).to.equal(200);
         expect(result.body, value).to.deep.equal([]);

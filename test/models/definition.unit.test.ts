@@ -19,7 +19,11 @@ function document(spec: Record<string, unknown>, metadata: Record<string, unknow
 }
 
 const ID: Field = { name: 'id', type: 'uuid', primary_key: true };
-const validSpec = (extra: Record<string, unknown> = {}, fields: Field[] = [ID, { name: 'title', type: 'string' }]) => ({ tablename: 'things', fields, ...extra });
+const validSpec = (extra: Record<string, unknown> = {}, fields: Field[] = [ID, { name: 'title', type: 'string' }]) => ({
+  tablename: 'things',
+  fields,
+  ...extra,
+});
 
 function problemsOf(spec: Record<string, unknown>): string[] {
   const parsed = parseModelDefinition(document(spec));
@@ -115,7 +119,11 @@ describe('parseModelDefinition', () => {
 
     it('write_groups falls back to read_groups and delete_groups to write_groups', () => {
       const access = accessOf({ read_groups: ['a', 'b'] });
-      expect([access.readGroups, access.writeGroups, access.deleteGroups]).to.deep.equal([['a', 'b'], ['a', 'b'], ['a', 'b']]);
+      expect([access.readGroups, access.writeGroups, access.deleteGroups]).to.deep.equal([
+        ['a', 'b'],
+        ['a', 'b'],
+        ['a', 'b'],
+      ]);
     });
 
     it('delete_groups falls back to a declared write_groups, not to read_groups', () => {
@@ -211,7 +219,8 @@ describe('variantSchema', () => {
 
   it('create and update refuse what the columns cannot hold: NUL anywhere, integers past ±(2^53−1), year 0, offsets of 16 hours', () => {
     const { create, update } = compileModelValidators(model);
-    const typesOf = (body: Record<string, unknown>) => [...create.issues({ s: 'x', i: 1, ...body }), ...update.issues(body)].map((i) => `${i.loc.join('.')}:${i.type}`);
+    const typesOf = (body: Record<string, unknown>) =>
+      [...create.issues({ s: 'x', i: 1, ...body }), ...update.issues(body)].map((i) => `${i.loc.join('.')}:${i.type}`);
     expect(typesOf({ s: 'a\u0000' })).to.deep.equal(['body.s:value_error', 'body.s:value_error']);
     expect(typesOf({ j: { list: ['ok', 'n\u0000'] } })).to.deep.equal(['body.j.list.1:value_error', 'body.j.list.1:value_error']);
     expect(typesOf({ j: { 'k\u0000': 1 } })).to.deep.equal(['body.j.k\u0000:value_error', 'body.j.k\u0000:value_error']);
@@ -227,7 +236,12 @@ describe('variantSchema', () => {
   });
 
   it('inline field schemas (workflows, approval forms) stay the plain type mapping', () => {
-    expect(fieldSchema(model.fields.find((f) => f.name === 'i')!, true)).to.deep.equal({ type: ['integer', 'null'] });
+    expect(
+      fieldSchema(
+        model.fields.find((f) => f.name === 'i')!,
+        true,
+      ),
+    ).to.deep.equal({ type: ['integer', 'null'] });
   });
 
   it('read: every field, id a uuid and created_at a date-time, only the primary key required', () => {
@@ -254,7 +268,8 @@ describe('parseModels', () => {
     file: `models/${name.toLowerCase()}_${version}.yaml`,
     body: { kind: 'ModelDefinition', metadata: { name, schema_version: version }, spec },
   });
-  const parent = (relation: Record<string, unknown>) => doc('Parent', { tablename: 'parents', fields: [ID], relations: [{ name: 'children', model: 'Child', type: 'one_to_many', ...relation }] });
+  const parent = (relation: Record<string, unknown>) =>
+    doc('Parent', { tablename: 'parents', fields: [ID], relations: [{ name: 'children', model: 'Child', type: 'one_to_many', ...relation }] });
   const child = (fields: Field[], version = 'v1') => doc('Child', { tablename: 'children', fields: [ID, ...fields] }, version);
 
   it('accepts a one_to_many whose foreign_key is a uuid field of the related model', () => {

@@ -21,8 +21,16 @@ export function copyFixture(name: string): string {
  * /auth/refresh, which snapshots the roles again without a bcrypt comparison; the old token is
  * revoked and `user.token` replaced. Only adding: removing a role ends the user's sessions.
  */
-export async function grantRole(baseUrl: string, adminToken: string, user: { id: string; token: string }, roleName: string, scopes: string[] = []): Promise<string> {
-  const assigned = await call(baseUrl, 'POST', `/auth/admin/users/${user.id}/roles/${await roleId(baseUrl, adminToken, roleName, scopes)}`, { token: adminToken });
+export async function grantRole(
+  baseUrl: string,
+  adminToken: string,
+  user: { id: string; token: string },
+  roleName: string,
+  scopes: string[] = [],
+): Promise<string> {
+  const assigned = await call(baseUrl, 'POST', `/auth/admin/users/${user.id}/roles/${await roleId(baseUrl, adminToken, roleName, scopes)}`, {
+    token: adminToken,
+  });
   expect(assigned.status, JSON.stringify(assigned.body)).to.equal(200);
   const refreshed = await call(baseUrl, 'POST', '/auth/refresh', { token: user.token });
   expect(refreshed.status, JSON.stringify(refreshed.body)).to.equal(200);

@@ -24,15 +24,17 @@ describe('include= on model CRUD reads', () => {
     service = await startTestService({ databaseUrl: proxy.url, projectDir: path.join(FIXTURES, 'shop') });
     adminToken = (await bootstrapAdmin(service.url)).token;
     for (let batch = 0; batch < 5; batch++) {
-      customers.push(...(await Promise.all(Array.from({ length: 10 }, (_, i) => admin().post('/models/customer/', { name: `c${batch}-${i}` })))).map((r) => r.body));
+      customers.push(
+        ...(await Promise.all(Array.from({ length: 10 }, (_, i) => admin().post('/models/customer/', { name: `c${batch}-${i}` })))).map((r) => r.body),
+      );
     }
     customers.sort((a, b) => a.id.localeCompare(b.id));
     // One ticket per customer except the last; one more ticket with no customer.
     for (let batch = 0; batch < 5; batch++) {
       const made = await Promise.all(
-        customers.slice(batch * 10, batch * 10 + 10).map((c, i) =>
-          admin().post('/models/ticket/', batch * 10 + i === 49 ? { subject: 'orphan' } : { subject: `t-${c.name}`, customer_id: c.id }),
-        ),
+        customers
+          .slice(batch * 10, batch * 10 + 10)
+          .map((c, i) => admin().post('/models/ticket/', batch * 10 + i === 49 ? { subject: 'orphan' } : { subject: `t-${c.name}`, customer_id: c.id })),
       );
       tickets.push(...made.map((r) => r.body));
     }
@@ -106,7 +108,7 @@ describe('include= on model CRUD reads', () => {
     }
   });
 
-  it('lists one tenant\'s records in key order from the (tenant, key) index, without sorting the table', async () => {
+  it("lists one tenant's records in key order from the (tenant, key) index, without sorting the table", async () => {
     const { statements } = await measured('/models/customer/?limit=5');
     const list = statements.find((sql) => /FROM "customers"/.test(sql))!;
     expect(list).to.match(/"svc_tenant" IS NULL/);

@@ -22,7 +22,8 @@ describe('model records as events', () => {
   });
 
   const eventsOf = async (streamId: string) =>
-    (await service.kernel.pool.query('SELECT stream_position, type, data, metadata FROM events WHERE stream_id = $1 ORDER BY stream_position', [streamId])).rows;
+    (await service.kernel.pool.query('SELECT stream_position, type, data, metadata FROM events WHERE stream_id = $1 ORDER BY stream_position', [streamId]))
+      .rows;
 
   it('appends RecordCreated, RecordUpdated and RecordDeleted to record-<model>-<id>, with the actor', async () => {
     const created = await as().post('/models/ticket/', { subject: 'evented', priority: 1 });
@@ -71,12 +72,16 @@ describe('model records as events', () => {
       expect(created.status, JSON.stringify(created.body)).to.equal(201);
       ids.push(created.body.id);
     }
-    for (const id of ids.slice(0, 10)) expect((await as().patch(`/models/ticket/${id}`, { status: 'closed', labels: { changed: true }, body: null })).status).to.equal(200);
+    for (const id of ids.slice(0, 10))
+      expect((await as().patch(`/models/ticket/${id}`, { status: 'closed', labels: { changed: true }, body: null })).status).to.equal(200);
     for (const id of ids.slice(5, 8)) expect((await as().patch(`/models/ticket/${id}`, { priority: -1 })).status).to.equal(200);
     for (const id of ids.slice(20, 26)) expect((await as().delete(`/models/ticket/${id}`)).status).to.equal(204);
 
     const fingerprint = async () =>
-      (await service.kernel.pool.query(`SELECT count(*)::int AS n, md5(string_agg(t::text, '|' ORDER BY id)) AS h FROM tickets t`)).rows[0] as { n: number; h: string };
+      (await service.kernel.pool.query(`SELECT count(*)::int AS n, md5(string_agg(t::text, '|' ORDER BY id)) AS h FROM tickets t`)).rows[0] as {
+        n: number;
+        h: string;
+      };
     const before = await fingerprint();
     expect(before.n).to.equal(24);
 

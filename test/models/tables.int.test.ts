@@ -143,7 +143,11 @@ describe('planModelTable', () => {
       await fresh.query('DROP INDEX gadgets_owner_id_idx');
       await fresh.query('CREATE INDEX renamed_by_rebuild ON gadgets (maker_id, label)');
       const extended = await planModelTable(fresh, 'gadgets', [owned], ['owner_id', 'maker_id']);
-      expect(extended).to.deep.equal({ table: 'gadgets', problems: [], statements: ['CREATE INDEX IF NOT EXISTS "gadgets_owner_id_idx" ON "gadgets" ("owner_id")'] });
+      expect(extended).to.deep.equal({
+        table: 'gadgets',
+        problems: [],
+        statements: ['CREATE INDEX IF NOT EXISTS "gadgets_owner_id_idx" ON "gadgets" ("owner_id")'],
+      });
       await apply(fresh, extended.statements);
       expect(await leading()).to.deep.equal(['id', 'maker_id', 'owner_id', 'svc_tenant']);
     } finally {

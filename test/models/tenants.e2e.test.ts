@@ -21,7 +21,13 @@ describe('model records across tenants', () => {
     const boot = await call(service.url, 'POST', '/auth/bootstrap', { json: { email: 'root@t1.example.com', password: 'root-password', tenant: 't1' } });
     expect(boot.status, JSON.stringify(boot.body)).to.equal(200);
     t1Token = boot.body.access_token;
-    const t2User = await createUser(service.url, t1Token, 'agent@t2.example.com', { 't2-agents': ['tickets:read', 'tickets:write', 'tickets:delete', 'customer:read'] }, { tenant: 't2' });
+    const t2User = await createUser(
+      service.url,
+      t1Token,
+      'agent@t2.example.com',
+      { 't2-agents': ['tickets:read', 'tickets:write', 'tickets:delete', 'customer:read'] },
+      { tenant: 't2' },
+    );
     t2Token = t2User.token;
     const t1 = client(service.url, t1Token);
     t1Customer = (await t1.post('/models/customer/', { name: 'Tenant One Ltd' })).body;
@@ -40,7 +46,9 @@ describe('model records across tenants', () => {
       { subject: 'from t1', svc_tenant: 't1' },
       { subject: 'from t2', svc_tenant: 't2' },
     ]);
-    const { rows: events } = await service.kernel.pool.query(`SELECT data->>'tenant' AS tenant FROM events WHERE stream_id = $1`, [`record-ticket-${t2Ticket.id}`]);
+    const { rows: events } = await service.kernel.pool.query(`SELECT data->>'tenant' AS tenant FROM events WHERE stream_id = $1`, [
+      `record-ticket-${t2Ticket.id}`,
+    ]);
     expect(events).to.deep.equal([{ tenant: 't2' }]);
   });
 

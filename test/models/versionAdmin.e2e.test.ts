@@ -41,10 +41,32 @@ describe('model version administration', () => {
     expect(result.status).to.equal(200);
     expect(Object.keys(result.body).sort()).to.deep.equal(['Customer', 'Hidden', 'Note', 'Secret', 'Ticket']);
     expect(result.body.Customer).to.deep.equal([
-      { schema_version: 'v1', enabled: true, tablename: 'customers', datasource: 'primary', fields: ['id', 'name', 'tier', 'created_at'], description: 'A customer who raises tickets.' },
+      {
+        schema_version: 'v1',
+        enabled: true,
+        tablename: 'customers',
+        datasource: 'primary',
+        fields: ['id', 'name', 'tier', 'created_at'],
+        description: 'A customer who raises tickets.',
+      },
     ]);
-    expect(result.body.Secret).to.deep.equal([{ schema_version: 'v1', enabled: true, tablename: 'secrets', datasource: 'primary', fields: ['id', 'title'], description: null }]);
-    expect(result.body.Ticket[0].fields).to.deep.equal(['id', 'subject', 'body', 'priority', 'score', 'urgent', 'status', 'due', 'customer_id', 'labels', 'created_at', 'updated_at']);
+    expect(result.body.Secret).to.deep.equal([
+      { schema_version: 'v1', enabled: true, tablename: 'secrets', datasource: 'primary', fields: ['id', 'title'], description: null },
+    ]);
+    expect(result.body.Ticket[0].fields).to.deep.equal([
+      'id',
+      'subject',
+      'body',
+      'priority',
+      'score',
+      'urgent',
+      'status',
+      'due',
+      'customer_id',
+      'labels',
+      'created_at',
+      'updated_at',
+    ]);
   });
 
   it('needs a token for every admin route', async () => {
@@ -98,7 +120,13 @@ describe('model version administration', () => {
 
     const forked = (await streamEvents('Ticket')).filter((e) => e.type === 'DefinitionVersionForked');
     expect(forked).to.have.length(1);
-    expect(forked[0].data).to.deep.include({ kind: 'model', name: 'Ticket', sourceVersion: 'v1', newVersion: 'v2', file: path.join('models', 'ticket_v2.yaml') });
+    expect(forked[0].data).to.deep.include({
+      kind: 'model',
+      name: 'Ticket',
+      sourceVersion: 'v1',
+      newVersion: 'v2',
+      file: path.join('models', 'ticket_v2.yaml'),
+    });
 
     const listed = await eventually(async () => (await versionsOf('Ticket')).length === 2, 5000);
     expect(listed.ok, 'the fork shows up in /admin/models').to.equal(true);
@@ -133,7 +161,29 @@ describe('model version administration', () => {
     const parent = path.dirname(projectDir);
     const parentBefore = readdirSync(parent).sort();
     const before = filesUnder(projectDir).sort();
-    for (const newVersion of ['../x', '../../x', 'a/b', 'a\\b', '', 'v 2', '..', '.hidden', '-v', 'v2.yaml', 'x'.repeat(65), 'x'.repeat(40), 'v2\u0000', 5, null, 'v1..2', 'v1.', '.v1', 'v1./x', '1.2/..', 'v1.yml']) {
+    for (const newVersion of [
+      '../x',
+      '../../x',
+      'a/b',
+      'a\\b',
+      '',
+      'v 2',
+      '..',
+      '.hidden',
+      '-v',
+      'v2.yaml',
+      'x'.repeat(65),
+      'x'.repeat(40),
+      'v2\u0000',
+      5,
+      null,
+      'v1..2',
+      'v1.',
+      '.v1',
+      'v1./x',
+      '1.2/..',
+      'v1.yml',
+    ]) {
       const result = await admin().post('/admin/models/Customer/v1/fork', { new_version: newVersion });
       expect(result.status, `${JSON.stringify(newVersion)}: ${JSON.stringify(result.body)}`).to.be.oneOf([400, 422]);
     }

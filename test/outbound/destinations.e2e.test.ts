@@ -155,7 +155,7 @@ describe('outbound destinations in production: LLM and MCP over HTTP', function 
     await mcp.stop();
   });
 
-  it('refuses an Agent step\'s model call to a loopback base_url, naming the host, and reaches it once allowed', async () => {
+  it("refuses an Agent step's model call to a loopback base_url, naming the host, and reaches it once allowed", async () => {
     const key = 'outbound-llm-7731';
     llm.script(key, [{ content: 'it works' }]);
     const refused = await strict.api.post('/api/agents/ask', { question: `Does it work? ${key}` });

@@ -99,7 +99,10 @@ describe('the guarded outbound fetch', () => {
   });
 
   it('refusalOf judges a URL as a request would be judged, names resolved; an unresolvable name is left to connect time', async () => {
-    const outbound = make(['allowed.test:443'], fixedResolver({ 'internal.test': ['192.168.4.4'], 'public.test': ['93.184.216.34'], 'allowed.test': ['10.0.0.1'] }));
+    const outbound = make(
+      ['allowed.test:443'],
+      fixedResolver({ 'internal.test': ['192.168.4.4'], 'public.test': ['93.184.216.34'], 'allowed.test': ['10.0.0.1'] }),
+    );
     expect(await outbound.refusalOf('https://internal.test/token')).to.match(/internal\.test resolves to 192\.168\.4\.4, which is a private address/);
     expect(await outbound.refusalOf('https://169.254.169.254/')).to.match(/link-local/);
     expect(await outbound.refusalOf('https://public.test/token')).to.equal(undefined);
@@ -124,7 +127,7 @@ describe('the guarded outbound fetch', () => {
     expect(response.status).to.equal(200);
   });
 
-  it('a timeout is the caller\'s TimeoutError, a closed port a plain network error: only the policy raises OutboundRefusedError', async () => {
+  it("a timeout is the caller's TimeoutError, a closed port a plain network error: only the policy raises OutboundRefusedError", async () => {
     server.on('/hang', () => undefined);
     const outbound = make([`127.0.0.1`]);
     const timeout = await rejection(outbound.fetch(`${server.url}/hang`, { signal: AbortSignal.timeout(100) }));

@@ -2,14 +2,7 @@
 // allow list admits hosts, host:port pairs and CIDR ranges, and development allows everything.
 import { expect } from 'chai';
 import { loadSettings, SettingsError } from '../../src/config/settings.js';
-import {
-  destinationOf,
-  destinationRefusal,
-  isLoopbackHost,
-  parseOutboundAllowList,
-  specialRangeOf,
-  type OutboundPolicy,
-} from '../../src/outbound/policy.js';
+import { destinationOf, destinationRefusal, isLoopbackHost, parseOutboundAllowList, specialRangeOf, type OutboundPolicy } from '../../src/outbound/policy.js';
 import { emptyProjectDir } from '../support/service.js';
 
 const PRODUCTION: OutboundPolicy = { enforced: true, allow: [] };
@@ -59,7 +52,9 @@ describe('the outbound destination policy', () => {
         'outbound request to localhost:11434 refused: localhost resolves to 127.0.0.1, which is a loopback address; in production svc reaches public addresses only, and what SVC_OUTBOUND_ALLOW names',
       );
       expect(refusalFor(PRODUCTION, 'http://LocalHost./', ['::1'])).to.match(/localhost resolves to ::1, which is a loopback address/);
-      expect(refusalFor(PRODUCTION, 'https://internal.example.com/', ['10.0.0.5'])).to.match(/internal\.example\.com:443 .* 10\.0\.0\.5, which is a private address/);
+      expect(refusalFor(PRODUCTION, 'https://internal.example.com/', ['10.0.0.5'])).to.match(
+        /internal\.example\.com:443 .* 10\.0\.0\.5, which is a private address/,
+      );
     });
 
     it('a localhost name is loopback whatever a resolver answers, or when it answers nothing (RFC 6761)', () => {
@@ -107,7 +102,14 @@ describe('the outbound destination policy', () => {
     }
 
     it('public addresses pass, in both families', () => {
-      for (const url of ['https://93.184.216.34/', 'http://8.8.8.8:53/', 'https://[2606:4700:4700::1111]/', 'http://[::ffff:8.8.8.8]/', 'http://100.128.0.1/', 'http://172.32.0.1/']) {
+      for (const url of [
+        'https://93.184.216.34/',
+        'http://8.8.8.8:53/',
+        'https://[2606:4700:4700::1111]/',
+        'http://[::ffff:8.8.8.8]/',
+        'http://100.128.0.1/',
+        'http://172.32.0.1/',
+      ]) {
         expect(refusalFor(PRODUCTION, url), url).to.equal(undefined);
       }
     });
@@ -185,7 +187,10 @@ describe('the outbound destination policy', () => {
           { kind: 'range', cidr: '10.0.0.0/8' },
         ],
       });
-      expect(loadSettings({ SVC_ENV: 'production', SVC_SIGNING_KEY: 'ab'.repeat(32) }, emptyProjectDir()).outbound).to.deep.equal({ enforced: true, allow: [] });
+      expect(loadSettings({ SVC_ENV: 'production', SVC_SIGNING_KEY: 'ab'.repeat(32) }, emptyProjectDir()).outbound).to.deep.equal({
+        enforced: true,
+        allow: [],
+      });
       let problems: readonly string[] = [];
       try {
         loadSettings({ SVC_OUTBOUND_ALLOW: 'good.example.com,http://bad,10.0.0.0/99' }, emptyProjectDir());

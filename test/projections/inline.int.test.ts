@@ -74,7 +74,10 @@ describe('inline projections', () => {
   it('leaves the table and the log untouched when one stream of the append is at the wrong version', async () => {
     const a = randomUUID();
     const b = randomUUID();
-    await kernel.store.append([appendTo(a, 0, e.opened(a, 'Alan', '2024-01-01T00:00:00Z', 100)), appendTo(b, 0, e.opened(b, 'Barbara', '2024-01-01T00:00:00Z', 100))]);
+    await kernel.store.append([
+      appendTo(a, 0, e.opened(a, 'Alan', '2024-01-01T00:00:00Z', 100)),
+      appendTo(b, 0, e.opened(b, 'Barbara', '2024-01-01T00:00:00Z', 100)),
+    ]);
     const before = await tableChecksum(kernel.pool);
 
     // a's events are written and projected first, then b conflicts: everything must roll back.
@@ -113,7 +116,8 @@ describe('inline projections', () => {
 
   describe('appends to one stream each, arriving together (group commit)', () => {
     /** Opens `count` accounts at once; answers their append results in order. */
-    const openAtOnce = (ids: string[]) => Promise.allSettled(ids.map((id) => kernel.store.append(appendTo(id, 0, e.opened(id, 'Grace', '2024-01-01T00:00:00Z', 10)))));
+    const openAtOnce = (ids: string[]) =>
+      Promise.allSettled(ids.map((id) => kernel.store.append(appendTo(id, 0, e.opened(id, 'Grace', '2024-01-01T00:00:00Z', 10)))));
 
     it('share commits: twenty appends fired together take at most four transactions (three go at once, the rest wait for one)', async () => {
       const ids = Array.from({ length: 20 }, () => randomUUID());

@@ -173,10 +173,7 @@ describe('rebuilding a projection at a new version while the service runs', () =
     const registry = new ProjectionRegistry();
     registry.register(accountsProjection(1));
     const logger = createLogger('silent');
-    const [first, second] = await Promise.all([
-      rebuildStaleProjections(kernel.pool, registry, logger),
-      rebuildStaleProjections(kernel.pool, registry, logger),
-    ]);
+    const [first, second] = await Promise.all([rebuildStaleProjections(kernel.pool, registry, logger), rebuildStaleProjections(kernel.pool, registry, logger)]);
     expect(first.length + second.length).to.equal(1);
     expect(await tableChecksum(kernel.pool)).to.deep.equal(
       await checksumOfRows(kernel.pool, foldFromScratch(accountsProjection(1), await readAccountEvents(kernel.pool))),

@@ -29,7 +29,12 @@ export class AccountWorkload {
   private openedAt(): string {
     const ms = Date.UTC(2020, 0, 1) + Math.floor(this.random() * 5 * 365 * 86_400_000);
     // Microseconds the JavaScript Date cannot hold must survive both paths.
-    return new Date(ms).toISOString().replace('Z', `${Math.floor(this.random() * 1000).toString().padStart(3, '0')}Z`);
+    return new Date(ms).toISOString().replace(
+      'Z',
+      `${Math.floor(this.random() * 1000)
+        .toString()
+        .padStart(3, '0')}Z`,
+    );
   }
 
   /** One command's appends (one or two streams), updating the expected state. */

@@ -15,7 +15,10 @@ const workflow = {
 
 const journal = (...steps: { id: string; kind: string }[]): RunEvent[] => [
   runEvent('run_started', { run_id: 'r', workflow: 'orders', schema_version: 'v2', input: {}, principal: null, trigger: 'api', first_step: 'check' }),
-  ...steps.flatMap((step) => [runEvent('step_started', {}, step), runEvent('step_completed', { signal: 'default', duration_ms: 1, changes: { set: {}, unset: [] }, next: null }, step)]),
+  ...steps.flatMap((step) => [
+    runEvent('step_started', {}, step),
+    runEvent('step_completed', { signal: 'default', duration_ms: 1, changes: { set: {}, unset: [] }, next: null }, step),
+  ]),
   runEvent('pause_requested', { by: 'u' }),
 ];
 

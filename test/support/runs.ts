@@ -17,21 +17,36 @@ export async function journalOf(baseUrl: string, token: string, runId: string): 
 /** Polls GET /api/runs/{id} until its status is one of `statuses`; answers the run descriptor. */
 export async function waitForStatus(baseUrl: string, token: string, runId: string, statuses: string[], timeoutMs = 10_000): Promise<Served> {
   let last: HttpResult | undefined;
-  const reached = await eventually(async () => {
-    last = await call(baseUrl, 'GET', `/api/runs/${runId}`, { token });
-    return last.status === 200 && statuses.includes(last.body.status);
-  }, timeoutMs, 25);
+  const reached = await eventually(
+    async () => {
+      last = await call(baseUrl, 'GET', `/api/runs/${runId}`, { token });
+      return last.status === 200 && statuses.includes(last.body.status);
+    },
+    timeoutMs,
+    25,
+  );
   if (!reached.ok) throw new Error(`run ${runId} did not reach ${statuses.join('|')} in ${timeoutMs} ms: ${JSON.stringify(last?.body)}`);
   return last!.body;
 }
 
 /** Polls the journal until an event of `type` (optionally matching `where`) is in it. */
-export async function waitForEvent(baseUrl: string, token: string, runId: string, type: string, where: (e: Served) => boolean = () => true, timeoutMs = 10_000): Promise<Served[]> {
+export async function waitForEvent(
+  baseUrl: string,
+  token: string,
+  runId: string,
+  type: string,
+  where: (e: Served) => boolean = () => true,
+  timeoutMs = 10_000,
+): Promise<Served[]> {
   let journal: Served[] = [];
-  const found = await eventually(async () => {
-    journal = await journalOf(baseUrl, token, runId);
-    return journal.some((e) => e.type === type && where(e));
-  }, timeoutMs, 50);
+  const found = await eventually(
+    async () => {
+      journal = await journalOf(baseUrl, token, runId);
+      return journal.some((e) => e.type === type && where(e));
+    },
+    timeoutMs,
+    50,
+  );
   if (!found.ok) throw new Error(`no ${type} in run ${runId}: ${journal.map((e) => e.type).join(',')}`);
   return journal;
 }

@@ -69,13 +69,17 @@ export class ServiceProcess {
     });
     const service = new ServiceProcess(child, `http://127.0.0.1:${port}`);
     running.add(service);
-    const up = await eventually(async () => {
-      if (!service.isRunning) return true;
-      return fetch(`${service.url}/health`).then(
-        (r) => r.ok,
-        () => false,
-      );
-    }, 30_000, 50);
+    const up = await eventually(
+      async () => {
+        if (!service.isRunning) return true;
+        return fetch(`${service.url}/health`).then(
+          (r) => r.ok,
+          () => false,
+        );
+      },
+      30_000,
+      50,
+    );
     if (!up.ok || !service.isRunning) {
       await service.kill();
       expect.fail(`the service did not come up:\n${service.output}`);

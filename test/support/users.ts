@@ -38,8 +38,20 @@ export async function roleId(baseUrl: string, adminToken: string, name: string, 
  * Creates a user holding `roles` (role name -> scopes; a role missing yet is created with those
  * scopes, and a role is also a group) and signs it in, unless `signIn` is false.
  */
-export async function createUser(baseUrl: string, adminToken: string, email: string, roles: Record<string, string[]> | undefined, options: UserOptions & { signIn: false }): Promise<CreatedUser>;
-export async function createUser(baseUrl: string, adminToken: string, email: string, roles?: Record<string, string[]>, options?: UserOptions): Promise<SignedInUser>;
+export async function createUser(
+  baseUrl: string,
+  adminToken: string,
+  email: string,
+  roles: Record<string, string[]> | undefined,
+  options: UserOptions & { signIn: false },
+): Promise<CreatedUser>;
+export async function createUser(
+  baseUrl: string,
+  adminToken: string,
+  email: string,
+  roles?: Record<string, string[]>,
+  options?: UserOptions,
+): Promise<SignedInUser>;
 export async function createUser(
   baseUrl: string,
   adminToken: string,
@@ -49,7 +61,12 @@ export async function createUser(
 ): Promise<CreatedUser | SignedInUser> {
   const admin = client(baseUrl, adminToken);
   const password = options.password ?? USER_PASSWORD;
-  const created = await admin.post('/auth/admin/users', { email, password, ...(options.tenant !== undefined ? { tenant: options.tenant } : {}), ...options.fields });
+  const created = await admin.post('/auth/admin/users', {
+    email,
+    password,
+    ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
+    ...options.fields,
+  });
   expect(created.status, JSON.stringify(created.body)).to.equal(201);
   const id = created.body.id as string;
   for (const [name, scopes] of Object.entries(roles)) {

@@ -54,7 +54,10 @@ describe('run control across processes', function () {
     expect(done.status).to.equal('completed');
     expect(done.output.ticks).to.equal(5);
     const types = await typesOf(runId);
-    expect(types.filter((t) => t.startsWith('step_completed')), 'no step ran twice').to.have.length(5);
+    expect(
+      types.filter((t) => t.startsWith('step_completed')),
+      'no step ran twice',
+    ).to.have.length(5);
   });
 
   it('abort on B ends the run A executes; A starts no step after it', async () => {

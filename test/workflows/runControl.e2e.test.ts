@@ -21,7 +21,10 @@ describe('run control: only on runs the caller may read', function () {
   let t2Admin: SignedInUser;
 
   const control = (token: string, runId: string, action: string) =>
-    call(service.url, 'POST', `/api/runs/${runId}/${action}`, { token, json: action === 'steer' ? { message: 'turn left' } : action === 'abort' ? { reason: 'mine now' } : {} });
+    call(service.url, 'POST', `/api/runs/${runId}/${action}`, {
+      token,
+      json: action === 'steer' ? { message: 'turn left' } : action === 'abort' ? { reason: 'mine now' } : {},
+    });
   const startSlowRun = async (token: string) => {
     const started = await call(service.url, 'POST', '/api/wf/slow?wait=false', { token, json: { ms: 800 } });
     expect(started.status, JSON.stringify(started.body)).to.equal(202);
@@ -51,7 +54,10 @@ describe('run control: only on runs the caller may read', function () {
     const done = await waitForStatus(service.url, owner.token, runId, ['completed', 'failed', 'aborted', 'paused'], 20_000);
     expect(done.status).to.equal('completed');
     const types = (await journalOf(service.url, root.token, runId)).map((event) => event.type);
-    expect(types.filter((type) => CONTROL_EVENTS.includes(type)), types.join(',')).to.deep.equal([]);
+    expect(
+      types.filter((type) => CONTROL_EVENTS.includes(type)),
+      types.join(','),
+    ).to.deep.equal([]);
   });
 
   it('another tenant’s run is 404 to control, for that tenant’s iam:admin too', async () => {

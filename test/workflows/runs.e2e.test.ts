@@ -49,7 +49,20 @@ describe('runs over HTTP', function () {
       expect(mine.body.map((r: { id: string }) => r.id)).to.deep.equal([ownerRuns.typed, ownerRuns.failed, ownerRuns.completed]);
       for (const run of mine.body) {
         expect(run).to.have.all.keys(
-          'id', 'workflow', 'schema_version', 'status', 'input', 'output', 'error', 'current_step', 'pause_requested', 'created_at', 'updated_at', 'status_url', 'events_url', 'approval',
+          'id',
+          'workflow',
+          'schema_version',
+          'status',
+          'input',
+          'output',
+          'error',
+          'current_step',
+          'pause_requested',
+          'created_at',
+          'updated_at',
+          'status_url',
+          'events_url',
+          'approval',
         );
       }
       const theirs = await client(service.url, peer.token).get('/api/runs');
@@ -130,10 +143,19 @@ describe('runs over HTTP', function () {
       const n = full.length;
       for (let after = 0; after <= n; after++) {
         const expected = full.slice(after).map((e) => e.seq);
-        const byHeader = await SseReader.open(`${service.url}/api/runs/${ownerRuns.completed}/events`, { token: owner.token, headers: { 'last-event-id': String(after) } });
-        expect((await byHeader.readToEnd(3000)).map((f) => f.data.seq), `Last-Event-ID ${after}`).to.deep.equal(expected);
+        const byHeader = await SseReader.open(`${service.url}/api/runs/${ownerRuns.completed}/events`, {
+          token: owner.token,
+          headers: { 'last-event-id': String(after) },
+        });
+        expect(
+          (await byHeader.readToEnd(3000)).map((f) => f.data.seq),
+          `Last-Event-ID ${after}`,
+        ).to.deep.equal(expected);
         const byQuery = await SseReader.open(`${service.url}/api/runs/${ownerRuns.completed}/events?from_seq=${after}`, { token: owner.token });
-        expect((await byQuery.readToEnd(3000)).map((f) => f.data.seq), `from_seq ${after}`).to.deep.equal(expected);
+        expect(
+          (await byQuery.readToEnd(3000)).map((f) => f.data.seq),
+          `from_seq ${after}`,
+        ).to.deep.equal(expected);
       }
     });
 
@@ -149,7 +171,10 @@ describe('runs over HTTP', function () {
       expect(rest[0]!.data.seq).to.equal(lastSeen + 1);
       expect(seqs).to.deep.equal(seqs.map((_, i) => i + 1));
       expect(rest.at(-1)!.event).to.equal('run_completed');
-      expect(rest.some((f) => f.event === 'step_completed'), 'some of the rest arrived live').to.equal(true);
+      expect(
+        rest.some((f) => f.event === 'step_completed'),
+        'some of the rest arrived live',
+      ).to.equal(true);
     });
 
     it('replays, then goes live for a run in progress, without gaps or duplicates', async () => {
@@ -233,7 +258,9 @@ describe('runs over HTTP', function () {
       expect(heldTypes.slice(pausedAt + 1), heldTypes.join(',')).to.deep.equal([]);
       expect(heldTypes.slice(pausedAt - 1, pausedAt), heldTypes.join(',')).to.satisfy((before: string[]) => before[0]!.startsWith('step_completed:'));
       const pauseTime = Date.parse(held[pausedAt].ts);
-      const began = held.filter((e) => e.type === 'step_completed').reduce((all, e) => ({ ...all, ...e.payload.changes.set.began }), {} as Record<string, number>);
+      const began = held
+        .filter((e) => e.type === 'step_completed')
+        .reduce((all, e) => ({ ...all, ...e.payload.changes.set.began }), {} as Record<string, number>);
       for (const [step, at] of Object.entries(began)) expect(at, `step ${step} began after the pause`).to.be.lessThan(pauseTime);
       const completedBefore = heldTypes.filter((t) => t.startsWith('step_completed')).length;
       expect(completedBefore).to.be.within(1, 4);
@@ -354,7 +381,10 @@ describe('runs over HTTP', function () {
       for (const action of ['pause', 'resume', 'abort', 'steer']) {
         const result = await control(operator.token, finished, action, action === 'steer' ? { message: 'late' } : undefined);
         expect(result.status, action).to.equal(409);
-        expect((await control(operator.token, ownerRuns.completed, action, action === 'steer' ? { message: 'late' } : undefined)).status, `${action} of another user's run`).to.equal(404);
+        expect(
+          (await control(operator.token, ownerRuns.completed, action, action === 'steer' ? { message: 'late' } : undefined)).status,
+          `${action} of another user's run`,
+        ).to.equal(404);
       }
       const before = await journalOf(service.url, admin, finished);
       expect(before.at(-1).type).to.equal('run_completed');

@@ -25,7 +25,9 @@ describe('starting runs: one starter for HTTP, gRPC-Web and MCP', function () {
     service = await startTestService({ projectDir: STREAMS_PROJECT, env: { SVC_SYNC_TIMEOUT_MS: String(SYNC_TIMEOUT_MS) } });
     admin = await bootstrapAdmin(service.url);
     mcp = new McpClient({ name: 'start-run-tests', version: '1.0.0' });
-    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${admin.token}` } } }));
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${admin.token}` } } }),
+    );
   });
   after(async () => {
     gates.releaseAll();

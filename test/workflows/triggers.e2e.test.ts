@@ -48,7 +48,13 @@ describe('workflow triggers over HTTP', function () {
       const result = await api.post('/api/wf/slow?wait=false', { ms: 100 });
       expect(result.status, JSON.stringify(result.body)).to.equal(202);
       const runId = result.headers.get('x-svc-run-id')!;
-      expect(result.body).to.include({ id: runId, workflow: 'slow', schema_version: 'v1', status_url: `/api/runs/${runId}`, events_url: `/api/runs/${runId}/events` });
+      expect(result.body).to.include({
+        id: runId,
+        workflow: 'slow',
+        schema_version: 'v1',
+        status_url: `/api/runs/${runId}`,
+        events_url: `/api/runs/${runId}/events`,
+      });
       expect(result.body.status).to.be.oneOf(['queued', 'running']);
       expect(result.body.approval).to.equal(null);
       // Answered from the journaled state, in the very shape the read model serves.
@@ -62,7 +68,7 @@ describe('workflow triggers over HTTP', function () {
       expect(Object.keys(done.output.began)).to.deep.equal(['s1', 's2', 's3', 's4', 's5']);
     });
 
-    it('GET: the query string is the input, read as the schema types; ?wait=false is the trigger\'s own', async () => {
+    it("GET: the query string is the input, read as the schema types; ?wait=false is the trigger's own", async () => {
       const answered = await api.get('/api/wf/lookup?n=42&exact=true');
       expect(answered.status, JSON.stringify(answered.body)).to.equal(201);
       expect(answered.body).to.deep.equal({ n: 42, exact: true });
@@ -96,7 +102,10 @@ describe('workflow triggers over HTTP', function () {
       const result = await api.post('/api/wf/slow', { ms: 4000 });
       expect(result.status, JSON.stringify(result.body)).to.equal(202);
       const journal = await journalOf(service.url, admin, result.body.id);
-      expect(journal.map((e) => `${e.type}:${e.agent_id}`), 'not held until the first step ends').to.not.include('step_completed:s1');
+      expect(
+        journal.map((e) => `${e.type}:${e.agent_id}`),
+        'not held until the first step ends',
+      ).to.not.include('step_completed:s1');
       const run = await api.get(`/api/runs/${result.body.id}`);
       expect(run.status, 'the run the 202 names exists').to.equal(200);
       expect(run.body.status).to.be.oneOf(['queued', 'running']);

@@ -25,7 +25,9 @@ describe('runs of a workflow version that is not loaded', function () {
     await service.kernel.store.append({
       streamId: runStream(runId),
       expectedVersion: 0,
-      events: [runEvent('run_started', { run_id: runId, workflow: 'ghost', schema_version: 'v9', input: {}, principal: null, trigger: 'api', first_step: 'a' })],
+      events: [
+        runEvent('run_started', { run_id: runId, workflow: 'ghost', schema_version: 'v9', input: {}, principal: null, trigger: 'api', first_step: 'a' }),
+      ],
     });
     const leaseOf = async () =>
       (

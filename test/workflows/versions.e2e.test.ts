@@ -44,8 +44,20 @@ describe('workflow manifests and version administration', function () {
       expect(result.status).to.equal(200);
       expect(Object.keys(result.body).sort()).to.deep.equal(['caller', 'layered', 'plain', 'versioned']);
       for (const value of Object.values(result.body)) expect(value).to.have.all.keys(...SUMMARY_KEYS);
-      expect(result.body.caller).to.deep.equal({ trigger_path: '/api/vt/caller', trigger_method: 'PUT', public: false, has_slow_steps: true, slow_kinds_present: ['APICall'] });
-      expect(result.body.plain).to.deep.equal({ trigger_path: '/api/workflows/plain/runs', trigger_method: 'POST', public: true, has_slow_steps: false, slow_kinds_present: [] });
+      expect(result.body.caller).to.deep.equal({
+        trigger_path: '/api/vt/caller',
+        trigger_method: 'PUT',
+        public: false,
+        has_slow_steps: true,
+        slow_kinds_present: ['APICall'],
+      });
+      expect(result.body.plain).to.deep.equal({
+        trigger_path: '/api/workflows/plain/runs',
+        trigger_method: 'POST',
+        public: true,
+        has_slow_steps: false,
+        slow_kinds_present: [],
+      });
       expect(result.body.versioned).to.include({ has_slow_steps: false });
       expect(JSON.stringify(result.body)).to.not.match(/caller:run|callers|required_/);
     });
@@ -84,7 +96,9 @@ describe('workflow manifests and version administration', function () {
         { schema_version: 'v1', enabled: true, trigger_path: '/api/vt/layered', trigger_method: 'POST', description: 'Version v1 of layered.' },
         { schema_version: 'v2', enabled: true, trigger_path: '/api/vt/layered', trigger_method: 'POST', description: 'Version v2 of layered.' },
       ]);
-      expect(result.body.plain).to.deep.equal([{ schema_version: 'v1', enabled: true, trigger_path: '/api/workflows/plain/runs', trigger_method: 'POST', description: null }]);
+      expect(result.body.plain).to.deep.equal([
+        { schema_version: 'v1', enabled: true, trigger_path: '/api/workflows/plain/runs', trigger_method: 'POST', description: null },
+      ]);
       expect((await user.get('/admin/workflows')).status).to.equal(403);
       expectUnauthenticated(await call(service.url, 'GET', '/admin/workflows'));
     });
@@ -156,7 +170,15 @@ describe('workflow manifests and version administration', function () {
     });
 
     it('refuses a bad new_version with a 4xx and writes nothing', async () => {
-      for (const body of [{ new_version: '../evil' }, { new_version: 'v 2' }, { new_version: '' }, { new_version: 'x'.repeat(40) }, { new_version: 5 }, {}, { new_version: 'v9', extra: 1 }]) {
+      for (const body of [
+        { new_version: '../evil' },
+        { new_version: 'v 2' },
+        { new_version: '' },
+        { new_version: 'x'.repeat(40) },
+        { new_version: 5 },
+        {},
+        { new_version: 'v9', extra: 1 },
+      ]) {
         const result = await admin.post('/admin/workflows/versioned/v1/fork', body);
         expect(result.status, JSON.stringify(body)).to.be.oneOf([400, 422]);
       }

@@ -21,14 +21,18 @@ function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, s
   if (output && 'schema' in output) schemas[`${workflow.name}.output`] = output.schema;
   const gated = workflow.requiredScope !== null || workflow.requiredGroup !== null;
   const isPublic = workflow.trigger.isPublic && !gated;
-  const gates = [workflow.requiredScope && `scope \`${workflow.requiredScope}\``, workflow.requiredGroup && `group \`${workflow.requiredGroup}\``].filter(Boolean).join(' and ');
+  const gates = [workflow.requiredScope && `scope \`${workflow.requiredScope}\``, workflow.requiredGroup && `group \`${workflow.requiredGroup}\``]
+    .filter(Boolean)
+    .join(' and ');
   const op = operation({
     operationId: generic ? `run_${workflow.name}` : `trigger_${workflow.name}`,
     summary: workflow.description ?? `Run ${workflow.name}`,
     description: [
       `Runs workflow \`${workflow.name}\` (${workflow.version}). Answers 201 with the output (header \`X-Svc-Run-Id\`), or 202 with the run when it waits for a human or runs longer than the sync timeout; \`?wait=false\` answers 202 at once. \`Accept: text/event-stream\` streams step events.`,
       gates ? `Requires ${gates} (or \`iam:admin\`).` : undefined,
-    ].filter(Boolean).join('\n\n'),
+    ]
+      .filter(Boolean)
+      .join('\n\n'),
     tags: ['Workflows'],
     isPublic,
     body: ref(inputName),
@@ -81,12 +85,19 @@ function crudPaths(model: ModelDefinition): Record<string, PathItem> {
   const tags = [`Model ${model.name}`];
   const { access, crud } = model;
   const read = ref(`${model.name}.read`);
-  const include = { name: 'include', schema: { type: 'string' as const }, description: `Comma-joined relations: ${model.relations.map((r) => r.name).join(', ') || 'none'}` };
+  const include = {
+    name: 'include',
+    schema: { type: 'string' as const },
+    description: `Comma-joined relations: ${model.relations.map((r) => r.name).join(', ') || 'none'}`,
+  };
   const collection: PathItem = {};
   const item: PathItem = {};
   if (crud.includes('list')) {
     collection.get = operation({
-      operationId: `list_${model.slug}`, summary: `List ${model.name} records`, tags, scope: access.readScope,
+      operationId: `list_${model.slug}`,
+      summary: `List ${model.name} records`,
+      tags,
+      scope: access.readScope,
       query: [
         { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
         { name: 'offset', schema: { type: 'integer', minimum: 0, default: 0 } },
@@ -108,16 +119,50 @@ function crudPaths(model: ModelDefinition): Record<string, PathItem> {
     ];
   }
   if (crud.includes('create')) {
-    collection.post = operation({ operationId: `create_${model.slug}`, summary: `Create a ${model.name}`, tags, scope: access.writeScope, body: ref(`${model.name}.create`), ok: { status: 201, description: 'The record', schema: read }, errors: [400, 403] });
+    collection.post = operation({
+      operationId: `create_${model.slug}`,
+      summary: `Create a ${model.name}`,
+      tags,
+      scope: access.writeScope,
+      body: ref(`${model.name}.create`),
+      ok: { status: 201, description: 'The record', schema: read },
+      errors: [400, 403],
+    });
   }
   if (crud.includes('read')) {
-    item.get = operation({ operationId: `read_${model.slug}`, summary: `Read a ${model.name}`, tags, scope: access.readScope, path: ['id'], query: [include], ok: { status: 200, description: 'The record', schema: read }, errors: [400, 403, 404] });
+    item.get = operation({
+      operationId: `read_${model.slug}`,
+      summary: `Read a ${model.name}`,
+      tags,
+      scope: access.readScope,
+      path: ['id'],
+      query: [include],
+      ok: { status: 200, description: 'The record', schema: read },
+      errors: [400, 403, 404],
+    });
   }
   if (crud.includes('update')) {
-    item.patch = operation({ operationId: `update_${model.slug}`, summary: `Update a ${model.name} (only the fields sent change)`, tags, scope: access.writeScope, path: ['id'], body: ref(`${model.name}.update`), ok: { status: 200, description: 'The record', schema: read }, errors: [403, 404] });
+    item.patch = operation({
+      operationId: `update_${model.slug}`,
+      summary: `Update a ${model.name} (only the fields sent change)`,
+      tags,
+      scope: access.writeScope,
+      path: ['id'],
+      body: ref(`${model.name}.update`),
+      ok: { status: 200, description: 'The record', schema: read },
+      errors: [403, 404],
+    });
   }
   if (crud.includes('delete')) {
-    item.delete = operation({ operationId: `delete_${model.slug}`, summary: `Delete a ${model.name}`, tags, scope: access.deleteScope, path: ['id'], ok: { status: 204, description: 'Deleted' }, errors: [403, 404] });
+    item.delete = operation({
+      operationId: `delete_${model.slug}`,
+      summary: `Delete a ${model.name}`,
+      tags,
+      scope: access.deleteScope,
+      path: ['id'],
+      ok: { status: 204, description: 'Deleted' },
+      errors: [403, 404],
+    });
   }
   return {
     ...(Object.keys(collection).length ? { [`/models/${model.slug}/`]: collection } : {}),

@@ -8,30 +8,69 @@ export function runPaths(): Record<string, PathItem> {
   const tags = ['Runs'];
   const control = (action: string, body?: OpenAPIV3_1.SchemaObject) =>
     operation({
-      operationId: `${action}Run`, summary: `${action[0]!.toUpperCase()}${action.slice(1)} a run`, tags, scope: 'runs:control', path: ['id'],
-      description: 'Control needs read access too: a run the caller cannot read (another user\'s without `iam:admin`, another tenant\'s) is the 404 `GET /api/runs/{id}` answers, and nothing is done.',
-      ...(body ? { body } : {}), ok: { status: 200, description: 'The run', schema: ref('Run') }, errors: [403, 404, 409],
+      operationId: `${action}Run`,
+      summary: `${action[0]!.toUpperCase()}${action.slice(1)} a run`,
+      tags,
+      scope: 'runs:control',
+      path: ['id'],
+      description:
+        "Control needs read access too: a run the caller cannot read (another user's without `iam:admin`, another tenant's) is the 404 `GET /api/runs/{id}` answers, and nothing is done.",
+      ...(body ? { body } : {}),
+      ok: { status: 200, description: 'The run', schema: ref('Run') },
+      errors: [403, 404, 409],
     });
   return {
     '/api/runs': {
       get: operation({
-        operationId: 'listRuns', summary: "The caller's runs (every run for iam:admin)", tags,
+        operationId: 'listRuns',
+        summary: "The caller's runs (every run for iam:admin)",
+        tags,
         query: [...page, { name: 'workflow', schema: str }, { name: 'status', schema: str }],
         ok: { status: 200, description: 'Runs, newest first', schema: list('Run') },
       }),
     },
-    '/api/runs/{id}': { get: operation({ operationId: 'getRun', summary: 'A run', tags, path: ['id'], ok: { status: 200, description: 'The run', schema: ref('Run') }, errors: [404] }) },
+    '/api/runs/{id}': {
+      get: operation({
+        operationId: 'getRun',
+        summary: 'A run',
+        tags,
+        path: ['id'],
+        ok: { status: 200, description: 'The run', schema: ref('Run') },
+        errors: [404],
+      }),
+    },
     '/api/runs/{id}/events': {
       get: operation({
-        operationId: 'runEvents', summary: 'The journal over SSE: replay, then live; resume with Last-Event-ID or from_seq', tags, scope: 'runs:read', path: ['id'],
-        query: [{ name: 'from_seq', schema: { type: 'integer', minimum: 0 } }, { name: 'follow', schema: { type: 'boolean' }, description: 'false: end after the replay' }],
-        ok: sse, errors: [400, 403, 404],
+        operationId: 'runEvents',
+        summary: 'The journal over SSE: replay, then live; resume with Last-Event-ID or from_seq',
+        tags,
+        scope: 'runs:read',
+        path: ['id'],
+        query: [
+          { name: 'from_seq', schema: { type: 'integer', minimum: 0 } },
+          { name: 'follow', schema: { type: 'boolean' }, description: 'false: end after the replay' },
+        ],
+        ok: sse,
+        errors: [400, 403, 404],
       }),
     },
     '/api/runs/{id}/export': {
       get: operation({
-        operationId: 'exportRun', summary: 'Export a run (svc.run/v1)', tags, scope: 'runs:read', path: ['id'],
-        ok: { status: 200, description: 'The export', schema: object({ format: { type: 'string', const: 'svc.run/v1' }, run: ref('Run'), workflow: anyObject, events: list('RunEvent') }, ['format', 'run', 'workflow', 'events']) },
+        operationId: 'exportRun',
+        summary: 'Export a run (svc.run/v1)',
+        tags,
+        scope: 'runs:read',
+        path: ['id'],
+        ok: {
+          status: 200,
+          description: 'The export',
+          schema: object({ format: { type: 'string', const: 'svc.run/v1' }, run: ref('Run'), workflow: anyObject, events: list('RunEvent') }, [
+            'format',
+            'run',
+            'workflow',
+            'events',
+          ]),
+        },
         errors: [403, 404],
       }),
     },
@@ -46,12 +85,40 @@ export function approvalPaths(): Record<string, PathItem> {
   const tags = ['Approvals'];
   const scope = 'approvals:decide';
   return {
-    '/api/approvals': { get: operation({ operationId: 'listApprovals', summary: 'Pending approvals the caller may decide', tags, scope, ok: { status: 200, description: 'Approvals', schema: list('Approval') }, errors: [403] }) },
+    '/api/approvals': {
+      get: operation({
+        operationId: 'listApprovals',
+        summary: 'Pending approvals the caller may decide',
+        tags,
+        scope,
+        ok: { status: 200, description: 'Approvals', schema: list('Approval') },
+        errors: [403],
+      }),
+    },
     '/api/approvals/{id}': {
-      post: operation({ operationId: 'decideApproval', summary: 'Decide an approval (exactly one decision wins)', tags, scope, path: ['id'], body: ref('Decision'), ok: { status: 200, description: 'The decided approval', schema: ref('Approval') }, errors: [400, 403, 404, 409] }),
+      post: operation({
+        operationId: 'decideApproval',
+        summary: 'Decide an approval (exactly one decision wins)',
+        tags,
+        scope,
+        path: ['id'],
+        body: ref('Decision'),
+        ok: { status: 200, description: 'The decided approval', schema: ref('Approval') },
+        errors: [400, 403, 404, 409],
+      }),
     },
     '/api/runs/{id}/human/{agent_id}': {
-      post: operation({ operationId: 'answerHuman', summary: "Decide a run's pending human step", tags, scope, description: 'Another tenant\'s run answers 404 like an unknown run.', path: ['id', 'agent_id'], body: ref('Decision'), ok: { status: 200, description: 'The decided approval', schema: ref('Approval') }, errors: [400, 403, 404, 409] }),
+      post: operation({
+        operationId: 'answerHuman',
+        summary: "Decide a run's pending human step",
+        tags,
+        scope,
+        description: "Another tenant's run answers 404 like an unknown run.",
+        path: ['id', 'agent_id'],
+        body: ref('Decision'),
+        ok: { status: 200, description: 'The decided approval', schema: ref('Approval') },
+        errors: [400, 403, 404, 409],
+      }),
     },
   };
 }

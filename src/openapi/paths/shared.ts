@@ -7,4 +7,9 @@ export const page = [
   { name: 'offset', schema: { type: 'integer' as const, minimum: 0 } },
 ];
 export const list = (item: string): OpenAPIV3_1.SchemaObject => ({ type: 'array', items: ref(item) });
-export const sse = { status: 200, description: 'Server-Sent Events: `id: <seq>`, `event: <type>`, `data: <run event JSON>`', schema: { type: 'string' as const }, contentType: 'text/event-stream' };
+export const sse = {
+  status: 200,
+  description: 'Server-Sent Events: `id: <seq>`, `event: <type>`, `data: <run event JSON>`',
+  schema: { type: 'string' as const },
+  contentType: 'text/event-stream',
+};

@@ -28,7 +28,8 @@ async function loop(run: AgentRun): Promise<AgentResult> {
     }
     const { iteration, tokens } = run.state;
     if (iteration >= maxIterations) return failure(host.step, `no answer after ${maxIterations} iterations`, 'max_iterations');
-    if (config.token_budget !== undefined && tokens >= config.token_budget) return failure(host.step, `token budget ${config.token_budget} used up`, 'budget_exceeded');
+    if (config.token_budget !== undefined && tokens >= config.token_budget)
+      return failure(host.step, `token budget ${config.token_budget} used up`, 'budget_exceeded');
     // Between iterations: a pause or abort takes effect here.
     if (!(await host.checkpoint())) return STOPPED;
     const ended = await askModel(run);
@@ -53,7 +54,8 @@ async function askModel(run: AgentRun): Promise<AgentResult | undefined> {
   run.state = evolveAgent(run.state, turn);
   const events = run.autonomous ? [turn, progressEvent(run, { type: 'iteration', tool_calls: answer.tool_calls.length })] : [turn];
   if (!(await host.append(events))) return STOPPED;
-  if (config.token_budget !== undefined && tokens > config.token_budget) return failure(host.step, `token budget ${config.token_budget} exceeded (${tokens})`, 'budget_exceeded');
+  if (config.token_budget !== undefined && tokens > config.token_budget)
+    return failure(host.step, `token budget ${config.token_budget} exceeded (${tokens})`, 'budget_exceeded');
   return undefined;
 }
 
@@ -75,7 +77,8 @@ async function answerOutcome(run: AgentRun, answer: ChatAnswer): Promise<AgentRe
   let signal = 'default';
   if (outcome.enum && outcome.enum.length > 0) {
     const chosen = jsonOutput ? (isJsonObject(value) ? value.outcome : undefined) : text.trim();
-    if (typeof chosen !== 'string' || !outcome.enum.includes(chosen)) return failure(host.step, `the outcome ${JSON.stringify(chosen ?? null)} is not one of ${outcome.enum.join(', ')}`);
+    if (typeof chosen !== 'string' || !outcome.enum.includes(chosen))
+      return failure(host.step, `the outcome ${JSON.stringify(chosen ?? null)} is not one of ${outcome.enum.join(', ')}`);
     signal = chosen;
     // A text outcome is written as the value it was matched as, without the model's whitespace.
     if (!jsonOutput) value = chosen;

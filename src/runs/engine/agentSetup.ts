@@ -63,7 +63,11 @@ export async function setUpAgent(host: AgentHost, deps: AgentDeps): Promise<Agen
     tools,
     toolSpecs: tools.map((tool) => {
       const target = host.workflow.steps.find((s) => s.id === tool.ref);
-      return { name: tool.ref, description: target?.description ?? `Runs step ${tool.ref}`, parameters: tool.parameters ?? { type: 'object', additionalProperties: true } };
+      return {
+        name: tool.ref,
+        description: target?.description ?? `Runs step ${tool.ref}`,
+        parameters: tool.parameters ?? { type: 'object', additionalProperties: true },
+      };
     }) satisfies ToolSpec[],
     maxIterations: autonomous ? Math.max(1, Number(config.max_iterations ?? DEFAULT_MAX_ITERATIONS)) : 1,
     jsonOutput: config.outcome?.format === 'json',

@@ -31,7 +31,17 @@ export interface AgentState {
 export const callKey = (turn: number, callId: string): string => `${turn}:${callId}`;
 
 export function initialAgentState(context: JsonObject, opening: readonly ChatMessage[]): AgentState {
-  return { iteration: 0, tokens: 0, conversation: opening, context, lastAnswer: undefined, calls: new Set(), results: new Set(), requested: new Map(), decisions: new Map() };
+  return {
+    iteration: 0,
+    tokens: 0,
+    conversation: opening,
+    context,
+    lastAnswer: undefined,
+    calls: new Set(),
+    results: new Set(),
+    requested: new Map(),
+    decisions: new Map(),
+  };
 }
 
 /** The state after the step's events so far (those after its latest step_started). */

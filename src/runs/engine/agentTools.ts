@@ -50,11 +50,18 @@ function parseArguments(text: string): JsonObject | string {
 }
 
 /** A tool that needs approval: asked for once, then run with the decision's arguments (a person may edit them). */
-async function approvedArguments(run: AgentRun, call: ToolCall, tool: ToolConfig, target: StepDefinition, args: JsonObject): Promise<{ args: JsonObject } | { end: CallEnd }> {
+async function approvedArguments(
+  run: AgentRun,
+  call: ToolCall,
+  tool: ToolConfig,
+  target: StepDefinition,
+  args: JsonObject,
+): Promise<{ args: JsonObject } | { end: CallEnd }> {
   const key = callKey(run.state.iteration, call.id);
   const decided = run.state.decisions.get(key);
   if (!decided) {
-    if (!run.state.requested.has(key)) await run.host.append([agentEvent(run, 'approval_requested', { approval: toolApproval(run, call, tool, target, args) })]);
+    if (!run.state.requested.has(key))
+      await run.host.append([agentEvent(run, 'approval_requested', { approval: toolApproval(run, call, tool, target, args) })]);
     return { end: 'stop' };
   }
   if (decided.decision === 'reject') return { end: await answerWithError(run, call, { rejected: true, error: 'a human rejected this tool call' }) };
@@ -101,7 +108,14 @@ async function runToolStep(run: AgentRun, call: ToolCall, tool: ToolConfig, targ
 
 function toolResult(run: AgentRun, call: ToolCall, tool: string, outcome: StepOutcome): RunEvent {
   const { set } = outcome.changes;
-  return agentEvent(run, 'tool_result', { iteration: run.state.iteration, call_id: call.id, tool, signal: outcome.signal, result: publicView(set), changes: set });
+  return agentEvent(run, 'tool_result', {
+    iteration: run.state.iteration,
+    call_id: call.id,
+    tool,
+    signal: outcome.signal,
+    result: publicView(set),
+    changes: set,
+  });
 }
 
 /** The call is answered with an error the model sees (it may try again); nothing runs. */

@@ -38,9 +38,12 @@ export class RunClaims {
 
   start(): void {
     const { pool, owner, leaseMs, claimIntervalMs, logger } = this.options;
-    this.heartbeat = setInterval(() => {
-      renewLeases(pool, this.runs.activeRunIds(), owner, leaseMs).catch((error: unknown) => logger.warn({ err: error }, 'renewing run leases failed'));
-    }, Math.max(100, Math.floor(leaseMs / 3)));
+    this.heartbeat = setInterval(
+      () => {
+        renewLeases(pool, this.runs.activeRunIds(), owner, leaseMs).catch((error: unknown) => logger.warn({ err: error }, 'renewing run leases failed'));
+      },
+      Math.max(100, Math.floor(leaseMs / 3)),
+    );
     this.heartbeat.unref();
     this.claimTimer = setInterval(() => void this.claim(), claimIntervalMs);
     this.claimTimer.unref();

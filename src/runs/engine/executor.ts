@@ -261,7 +261,8 @@ export class RunExecutor {
     const runId = runIdOf(event.streamId);
     const drive = this.active.get(runId);
     if (drive) interrupt(drive, event.type);
-    else if (event.type === 'resumed' || event.type === 'approval_decided') void this.resume(runId).catch((error: unknown) => this.options.logger.warn({ err: error, runId }, 'resume failed'));
+    else if (event.type === 'resumed' || event.type === 'approval_decided')
+      void this.resume(runId).catch((error: unknown) => this.options.logger.warn({ err: error, runId }, 'resume failed'));
   }
 }
 
@@ -272,5 +273,13 @@ function interrupt(drive: Drive, type: string): void {
 }
 
 function runStarted(runId: string, { workflow, input, principal, trigger }: StartRun) {
-  return runEvent('run_started', { run_id: runId, workflow: workflow.name, schema_version: workflow.version, input, principal, trigger, first_step: workflow.steps[0]?.id ?? null });
+  return runEvent('run_started', {
+    run_id: runId,
+    workflow: workflow.name,
+    schema_version: workflow.version,
+    input,
+    principal,
+    trigger,
+    first_step: workflow.steps[0]?.id ?? null,
+  });
 }

@@ -56,7 +56,9 @@ async function replayStep(
   deps: StepDeps,
 ): Promise<ReplayLine> {
   const line = (differences: string[]): ReplayLine =>
-    differences.length === 0 ? { step: step.id, kind: step.kind, verdict: 'SAME' } : { step: step.id, kind: step.kind, verdict: 'DIFF', detail: differences.join('; ') };
+    differences.length === 0
+      ? { step: step.id, kind: step.kind, verdict: 'SAME' }
+      : { step: step.id, kind: step.kind, verdict: 'DIFF', detail: differences.join('; ') };
   if (step.kind === 'Agent') return { step: step.id, kind: step.kind, verdict: 'KEPT', detail: AGENT_KEPT };
   if (step.kind === 'ModelOp') {
     // Writes are not repeated: compare what the step would write now with what it wrote then.
@@ -85,7 +87,11 @@ function differencesOf(step: StepDefinition, outcome: StepOutcome, recorded: Ste
   if (step.kind === 'APICall') {
     const request = outcome.report?.request;
     const before = recorded.request;
-    if (request && before && (request.url !== before.url || request.method !== before.method || !isDeepStrictEqual(request.body ?? null, before.body ?? null))) {
+    if (
+      request &&
+      before &&
+      (request.url !== before.url || request.method !== before.method || !isDeepStrictEqual(request.body ?? null, before.body ?? null))
+    ) {
       differences.push('the request differs');
     }
   }

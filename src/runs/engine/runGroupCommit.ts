@@ -33,7 +33,11 @@ export class RunGroupCommit {
     private readonly leaseMs: number,
     limits: GroupCommitLimits,
   ) {
-    this.group = new GroupCommit((appends) => this.store.transact((tx) => this.appendIn(tx, appends)), limits, (append) => append.stream);
+    this.group = new GroupCommit(
+      (appends) => this.store.transact((tx) => this.appendIn(tx, appends)),
+      limits,
+      (append) => append.stream,
+    );
   }
 
   /** Commits the append (with others); rejects with VersionConflictError or LeaseLost for it alone. */
@@ -72,7 +76,12 @@ export class RunGroupCommit {
       return !(result instanceof Error) && result.length > 0;
     });
     if (written.length > 0) {
-      const fenced = await settleLeases(tx.client, written.map((a) => ({ runId: a.runId, release: a.releasesLease })), this.owner, this.leaseMs);
+      const fenced = await settleLeases(
+        tx.client,
+        written.map((a) => ({ runId: a.runId, release: a.releasesLease })),
+        this.owner,
+        this.leaseMs,
+      );
       const refused = new Map<number, Error>();
       appends.forEach((append, index) => {
         if (fenced.has(append.runId)) refused.set(index, new LeaseLost(`run ${append.runId}: lease held elsewhere`));

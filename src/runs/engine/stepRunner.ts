@@ -54,7 +54,10 @@ export class StepRunner {
       await this.confirmLease(drive);
       const step = drive.workflow.steps.find((s) => s.id === nextStep);
       if (!step) {
-        this.writer.push(drive, runEvent('run_failed', { error: { message: `step ${nextStep} is not in the workflow`, details: drive.workflow.name }, status_code: 500 }));
+        this.writer.push(
+          drive,
+          runEvent('run_failed', { error: { message: `step ${nextStep} is not in the workflow`, details: drive.workflow.name }, status_code: 500 }),
+        );
         await this.writer.flush(drive);
         break;
       }
@@ -94,7 +97,9 @@ export class StepRunner {
     if (SLOW_KINDS.includes(step.kind)) await this.writer.flush(drive);
     if (drive.fenced || isTerminal(drive.state.status)) return;
     const input = stepInput(drive, step, this.writer.now());
-    await callStep(drive, this.writer, this.options.steps, input, (outcome) => stepEvents(drive.workflow, step, outcome, Math.round(performance.now() - started)));
+    await callStep(drive, this.writer, this.options.steps, input, (outcome) =>
+      stepEvents(drive.workflow, step, outcome, Math.round(performance.now() - started)),
+    );
     // A runner may have touched the outside world: journal it before moving on, unless all that is
     // left are Router and Response steps (nothing leaves the process): then it goes out with the
     // run's end, one commit fewer. A crash before that commit runs the step again, as a crash during
@@ -116,7 +121,10 @@ export class StepRunner {
       return;
     }
     this.writer.push(drive, runEvent('step_started', {}, step));
-    this.writer.push(drive, runEvent('approval_requested', { approval: humanApproval(step, drive.workflow.name, drive.state, this.options.clock.now()) }, step));
+    this.writer.push(
+      drive,
+      runEvent('approval_requested', { approval: humanApproval(step, drive.workflow.name, drive.state, this.options.clock.now()) }, step),
+    );
     await this.writer.flush(drive);
   }
 
@@ -137,6 +145,8 @@ export class StepRunner {
     // The error's own text (a database refusal, a connection error) is for the log, never for the client.
     const details = `run ${drive.runId} failed on an internal error; the service log has the cause`;
     this.writer.push(drive, runEvent('run_failed', { error: { message: 'engine failure', details }, status_code: 500 }));
-    await this.writer.flush(drive).catch((flushError: unknown) => this.options.logger.error({ err: flushError, runId: drive.runId }, 'could not journal the failure'));
+    await this.writer
+      .flush(drive)
+      .catch((flushError: unknown) => this.options.logger.error({ err: flushError, runId: drive.runId }, 'could not journal the failure'));
   }
 }

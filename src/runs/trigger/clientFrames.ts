@@ -43,7 +43,14 @@ export class ClientFrameMapper {
       case 'agent_progress':
         return {
           event: 'step',
-          data: { event_type: 'step', step_id: data.agent_id, kind: 'Agent', signal: 'running', snapshot: { agent_progress: event.data.payload }, duration_ms: 0 },
+          data: {
+            event_type: 'step',
+            step_id: data.agent_id,
+            kind: 'Agent',
+            signal: 'running',
+            snapshot: { agent_progress: event.data.payload },
+            duration_ms: 0,
+          },
           seq,
           isLast: false,
         };

@@ -29,7 +29,9 @@ export function passGate(workflow: WorkflowDefinition, caller: Principal | undef
     throw new UnauthenticatedError('Not authenticated');
   }
   if (!isAllowed(caller, workflowGate(workflow))) {
-    throw new PermissionDeniedError(`Permission denied: ${workflow.name} requires ${[workflow.requiredScope, workflow.requiredGroup].filter(Boolean).join(' and ')}`);
+    throw new PermissionDeniedError(
+      `Permission denied: ${workflow.name} requires ${[workflow.requiredScope, workflow.requiredGroup].filter(Boolean).join(' and ')}`,
+    );
   }
   return { user_id: caller.userId, groups: caller.groups, scopes: caller.scopes, tenant: caller.tenant ?? null };
 }

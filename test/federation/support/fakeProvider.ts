@@ -157,7 +157,13 @@ export class FakeProvider {
 
   private async token(form: URLSearchParams, res: ServerResponse): Promise<void> {
     const code = form.get('code') ?? '';
-    const record: TokenRequest = { code, client_id: form.get('client_id'), redirect_uri: form.get('redirect_uri'), code_verifier: form.get('code_verifier'), outcome: 'issued' };
+    const record: TokenRequest = {
+      code,
+      client_id: form.get('client_id'),
+      redirect_uri: form.get('redirect_uri'),
+      code_verifier: form.get('code_verifier'),
+      outcome: 'issued',
+    };
     this.tokenRequests.push(record);
     const fail = (status: number, error: string) => {
       record.outcome = error;

@@ -135,7 +135,12 @@ export async function signIn(service: Service, fake: FakeProvider, provider: str
 }
 
 /** Signs in and answers the token and the user id /auth/me reports for it. */
-export async function signInOk(service: Service, fake: FakeProvider, provider: string, profile: FakeProfile): Promise<{ token: string; userId: string; groups: string[] }> {
+export async function signInOk(
+  service: Service,
+  fake: FakeProvider,
+  provider: string,
+  profile: FakeProfile,
+): Promise<{ token: string; userId: string; groups: string[] }> {
   const result = await signIn(service, fake, provider, profile);
   expect(result.status, JSON.stringify(result.body)).to.equal(200);
   expect(result.body).to.include({ token_type: 'bearer' });

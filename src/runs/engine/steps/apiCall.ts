@@ -65,7 +65,14 @@ export const executeApiCall: StepExecutor = async ({ step, context }, deps) => {
   return { signal: 'default', changes: { set: extract(step.config.response, response.body), unset: [] }, report } satisfies StepOutcome;
 };
 
-async function send(fetch: OutboundFetch, url: string, method: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<ApiResponse> {
+async function send(
+  fetch: OutboundFetch,
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  timeoutMs: number,
+): Promise<ApiResponse> {
   const reply = await fetch(url, { method, headers, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(timeoutMs), redirect: 'follow' });
   const text = await reply.text();
   let parsed: JsonValue = text;
