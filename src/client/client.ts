@@ -15,6 +15,7 @@ import type {
 import { SvcRequestError, SvcRunFailedError, SvcRunPendingError } from './errors.js';
 import { runOverGrpcWeb } from './grpc.js';
 import { HttpCore, readBody, readEvents } from './http.js';
+import { fetchRunPage, iterateRuns, type RunPage, type RunSearch } from './runSearch.js';
 
 export interface SvcClientOptions {
   baseUrl: string;
@@ -165,8 +166,12 @@ export class SvcClient {
   }
 
   readonly runs = {
-    list: (query: { workflow?: string; status?: string; limit?: number; offset?: number } = {}): Promise<RunDescriptor[]> =>
-      this.http.json(`/api/runs${toQuery(query)}`),
+    /** The runs the caller may read, newest first: one page (see `page` for its cursor). */
+    list: async (search: RunSearch = {}): Promise<RunDescriptor[]> => (await fetchRunPage(this.http, search)).runs,
+    /** One page and the cursor of the next. */
+    page: (search: RunSearch = {}): Promise<RunPage> => fetchRunPage(this.http, search),
+    /** Every matching run, following the cursor: `for await (const run of client.runs.iterate({ status: 'failed' }))`. */
+    iterate: (search: RunSearch = {}): AsyncGenerator<RunDescriptor> => iterateRuns(this.http, search),
     get: (id: string): Promise<RunDescriptor> => this.http.json(`/api/runs/${encodeURIComponent(id)}`),
     export: (id: string): Promise<RunExport> => this.http.json(`/api/runs/${encodeURIComponent(id)}/export`),
     pause: (id: string): Promise<RunDescriptor> => this.control(id, 'pause'),
@@ -238,13 +243,6 @@ export class SvcClient {
 
 function isEnvelope(body: unknown): body is WorkflowEnvelope {
   return typeof body === 'object' && body !== null && (body as { success?: unknown }).success === false && 'error' in body;
-}
-
-function toQuery(query: Record<string, string | number | undefined>): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
-  const text = params.toString();
-  return text ? `?${text}` : '';
 }
 
 /** Connect codes (gRPC numbering) as the HTTP statuses the REST routes would answer. */
