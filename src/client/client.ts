@@ -33,6 +33,11 @@ export interface ExecuteOptions {
   mode?: Transport;
   token?: string;
   signal?: AbortSignal;
+  /**
+   * Sent as `Idempotency-Key` (REST and SSE): a retry with the same key and payload starts no second
+   * run and answers as the first did. Use a fresh random key per logical request.
+   */
+  idempotencyKey?: string;
 }
 
 export interface ListQuery {
@@ -95,7 +100,10 @@ export class SvcClient {
   async execute<T = Json>(name: string, options: ExecuteOptions = {}): Promise<T> {
     const manifest = await this.getManifest(name);
     const transport: Transport = options.mode ?? (options.onProgress && manifest.has_slow_steps ? 'sse' : 'rest');
-    if (transport === 'grpc') return this.executeGrpc<T>(name, options);
+    if (transport === 'grpc') {
+      if (options.idempotencyKey !== undefined) throw new Error('idempotencyKey needs mode rest or sse: gRPC-Web calls carry no Idempotency-Key');
+      return this.executeGrpc<T>(name, options);
+    }
     if (transport === 'sse') return this.executeSse<T>(manifest, options);
     return this.executeRest<T>(manifest, options);
   }
@@ -108,7 +116,7 @@ export class SvcClient {
       ...(isGet ? {} : { body: options.payload ?? {} }),
       token: options.token,
       signal: options.signal,
-      ...(accept ? { headers: { accept } } : {}),
+      headers: { ...(accept ? { accept } : {}), ...(options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {}) },
     });
   }
 

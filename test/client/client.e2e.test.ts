@@ -192,6 +192,17 @@ describe('client library (svc/client) over loopback', function () {
     });
   });
 
+  it('execute with idempotencyKey: a retry starts no second run and answers the same output', async () => {
+    const before = (await client.runs.list({ workflow: 'echo', limit: 1000 })).length;
+    const key = `retry-${Date.now()}`;
+    const first = await client.execute('echo', { payload: { text: 'once' }, idempotencyKey: key });
+    expect(await client.execute('echo', { payload: { text: 'once' }, idempotencyKey: key, mode: 'sse' })).to.deep.equal(first);
+    expect(await client.execute('echo', { payload: { text: 'once' }, idempotencyKey: key })).to.deep.equal(first);
+    expect((await client.runs.list({ workflow: 'echo', limit: 1000 })).length).to.equal(before + 1);
+    const refused = (await rejectionOf(client.execute('echo', { payload: { text: 'twice' }, idempotencyKey: key }))) as SvcRequestError;
+    expect([refused.status, (refused.body as { code: string }).code]).to.deep.equal([422, 'IDEMPOTENCY_KEY_REUSED']);
+  });
+
   describe('manifests and tokens', () => {
     it('caches manifests for the TTL; invalidateManifest and a TTL of 0 read them again', async () => {
       const manifestReads = () => proxy.requestsTo('/api/_system/workflows/echo').length;
