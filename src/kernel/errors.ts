@@ -52,6 +52,13 @@ export class AlreadyExistsError extends AppError {
   }
 }
 
+/** An Idempotency-Key sent again with another request body. */
+export class IdempotencyKeyReusedError extends AppError {
+  constructor(fields: Record<string, unknown> = {}) {
+    super('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with another request body', fields);
+  }
+}
+
 export class ConflictError extends AppError {
   constructor(message: string, fields: Record<string, unknown> = {}) {
     super('CONFLICT', message, fields);

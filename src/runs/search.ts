@@ -21,7 +21,7 @@ const searchQuery = compileValidator<RunSearchQuery>(
   'query',
 );
 
-export const DEFAULT_LIMIT = 100;
+const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 const MAX_OFFSET = 1_000_000_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { Pool } from '../../db/pool.js';
 import type { EventStore } from '../../eventstore/store.js';
 import type { Clock } from '../../kernel/clock.js';
-import { AppError, BadRequestError, UnavailableError, VersionConflictError } from '../../kernel/errors.js';
+import { BadRequestError, IdempotencyKeyReusedError, UnavailableError, VersionConflictError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import type { JsonObject, JsonValue } from '../../kernel/json.js';
 import type { Logger } from '../../kernel/logger.js';
@@ -77,7 +77,7 @@ export class IdempotencyKeys {
       const current = await findKey(pool, keyHash);
       if (current && Date.parse(current.expires_at) > now.getTime()) {
         if (current.request_hash !== requestHash) {
-          throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with another request body', { runId: current.run_id });
+          throw new IdempotencyKeyReusedError();
         }
         return { kind: 'replay', runId: current.run_id };
       }
