@@ -10,6 +10,8 @@ import { SseReader } from '../support/sse.js';
 import { createTestDatabase } from '../support/db.js';
 import { createUser } from '../support/users.js';
 import { ENGINE_PROJECT } from '../workflows/helpers.js';
+import { keyHashOf } from '../../src/runs/idempotency/keys.js';
+import { KEY_CLAIMED, keyStream } from '../../src/runs/idempotency/projection.js';
 
 const RUNNERS = { runners: ['workflows:run'] };
 
@@ -86,6 +88,23 @@ describe('Idempotency-Key on triggers', function () {
     expect(runIdOf(signedIn)).to.not.equal(runIdOf(open));
   });
 
+  it('a claim whose run was never journaled is taken over after a minute by the next request with the key', async () => {
+    const keyHash = keyHashOf({ workflow: 'route', caller: `user::${bob.id}`, key: 'orphan' });
+    const orphan = '01a20000-0000-7000-8000-000000000001';
+    const claimed = { key_hash: keyHash, workflow: 'route', run_id: orphan, request_hash: 'x', expires_at: new Date(Date.now() + 3_600_000).toISOString() };
+    const longAgo = new Date(Date.now() - 120_000).toISOString();
+    await service.kernel.store.append({
+      streamId: keyStream(keyHash),
+      expectedVersion: 0,
+      events: [{ type: KEY_CLAIMED, data: claimed, recordedAt: longAgo }],
+    });
+    const answer = await trigger(service.url, '/api/wf/route', { token: bob.token, key: 'orphan', json: { want: 'jump' } });
+    expect([answer.status, isReplay(answer)]).to.deep.equal([201, false]);
+    expect(runIdOf(answer)).to.not.equal(orphan);
+    const again = await trigger(second.url, '/api/wf/route', { token: bob.token, key: 'orphan', json: { want: 'jump' } });
+    expect([runIdOf(again), isReplay(again)]).to.deep.equal([runIdOf(answer), true]);
+  });
+
   it('is described in /openapi.json on every trigger route', async () => {
     const doc = (await call(service.url, 'GET', '/openapi.json')).body;
     for (const op of [doc.paths['/api/wf/route'].post, doc.paths['/api/workflows/route/runs'].post]) {
@@ -95,11 +114,12 @@ describe('Idempotency-Key on triggers', function () {
   });
 
   it('refuses an empty key, one over 255 characters and one with a control character: 400, and nothing starts', async () => {
+    const before = await runsOf(bob.token, 'route');
     for (const key of ['', 'k'.repeat(256), 'tab\there']) {
       expectError(await trigger(service.url, '/api/wf/route', { token: bob.token, key, json: { want: 'jump' } }), 400, 'BAD_REQUEST');
     }
     expect((await trigger(service.url, '/api/wf/route', { token: bob.token, key: 'k'.repeat(255), json: { want: 'jump' } })).status).to.equal(201);
-    expect(await runsOf(bob.token, 'route')).to.equal(2);
+    expect(await runsOf(bob.token, 'route')).to.equal(before + 1);
   });
 
   it('?wait=false: 202 with the run while it goes on, replayed as 202; once ended, the replay is its final answer', async () => {

@@ -11,7 +11,7 @@ import type { Logger } from '../../kernel/logger.js';
 import { asRunEvent, runStream } from '../events.js';
 import { foldRun, isTerminal, type RunState } from '../state.js';
 import { KEY_CLAIMED, keyStream, type IdempotencyKeyClaimed } from './projection.js';
-import { deleteExpiredKeys, findKey } from './queries.js';
+import { deleteExpiredKeys, findKey, type KeyRow } from './queries.js';
 
 /** What a key is scoped to: the workflow, who calls (a user, or an anonymous caller's address) and the key. */
 export interface KeyScope {
@@ -31,6 +31,8 @@ export interface IdempotencyKeysDeps {
 }
 
 const CLAIM_ATTEMPTS = 5;
+/** A claimer journals its run within milliseconds of the claim; a minute without it means it never will. */
+const ABANDONED_AFTER_MS = 60_000;
 const SWEEP_BATCH = 1000;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -54,6 +56,11 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
   return header;
 }
 
+/** The stream key of a scope: sha256 of workflow, caller and key (none of them is kept in clear). */
+export function keyHashOf(scope: KeyScope): string {
+  return sha256(JSON.stringify([scope.workflow, scope.caller, scope.key]));
+}
+
 export class IdempotencyKeys {
   private timer: NodeJS.Timeout | undefined;
 
@@ -66,7 +73,7 @@ export class IdempotencyKeys {
    */
   async claim(scope: KeyScope, input: JsonObject): Promise<KeyClaim> {
     const { pool, store, clock, ttlSeconds } = this.deps;
-    const keyHash = sha256(JSON.stringify([scope.workflow, scope.caller, scope.key]));
+    const keyHash = keyHashOf(scope);
     const requestHash = sha256(canonicalJson(input));
     const stream = keyStream(keyHash);
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
@@ -75,7 +82,7 @@ export class IdempotencyKeys {
       // both reads makes the append at this version conflict.
       const version = await store.streamVersion(stream);
       const current = await findKey(pool, keyHash);
-      if (current && Date.parse(current.expires_at) > now.getTime()) {
+      if (current && Date.parse(current.expires_at) > now.getTime() && !(await this.isAbandoned(current, now))) {
         if (current.request_hash !== requestHash) {
           throw new IdempotencyKeyReusedError();
         }
@@ -97,6 +104,15 @@ export class IdempotencyKeys {
       }
     }
     throw new UnavailableError('This Idempotency-Key is contended; retry');
+  }
+
+  /**
+   * A claim whose run was never journaled long after it was made: its claimer died (or lost the
+   * database) between the claim and the run's start. The next request takes the key over.
+   */
+  private async isAbandoned(claim: KeyRow, now: Date): Promise<boolean> {
+    if (now.getTime() - Date.parse(claim.claimed_at) < ABANDONED_AFTER_MS) return false;
+    return (await this.deps.store.streamVersion(runStream(claim.run_id))) === 0;
   }
 
   /**
