@@ -6,6 +6,7 @@ import { authBenchmark } from './auth.js';
 import { latencyBenchmark } from './latency.js';
 import { modelsBenchmark } from './models.js';
 import { rebuildBenchmark } from './rebuild.js';
+import { runsSearchBenchmark } from './runsSearch.js';
 import { sseBenchmark } from './sse.js';
 import { workflowsBenchmark } from './workflows.js';
 import { recordResult, RESULTS_FILE, type Benchmark } from './support.js';
@@ -19,6 +20,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   modelsBenchmark,
   workflowsBenchmark,
   sseBenchmark,
+  runsSearchBenchmark,
 ];
 
 /** No benchmark may hang: each gets this long before the process gives up. */

@@ -14,6 +14,7 @@ import { parseModelDefinition, type ModelDefinition } from '../models/definition
 import { ModelRegistry } from '../models/registry.js';
 import type { RowProjection } from '../projections/types.js';
 import { runsProjection } from '../runs/projection.js';
+import { idempotencyKeysProjection } from '../runs/idempotency/projection.js';
 import { approvalsProjection } from '../approvals/projection.js';
 import { definitionVersionsProjection } from '../versions/projection.js';
 import type { Logger } from '../kernel/logger.js';
@@ -32,7 +33,15 @@ export class ProjectError extends Error {
 
 /** The read models of every feature (model tables come on top, per project). */
 export function featureProjections(): RowProjection[] {
-  return [...iamProjections, definitionVersionsProjection, runsProjection, approvalsProjection, artifactsProjection, federationProjection];
+  return [
+    ...iamProjections,
+    definitionVersionsProjection,
+    runsProjection,
+    idempotencyKeysProjection,
+    approvalsProjection,
+    artifactsProjection,
+    federationProjection,
+  ];
 }
 
 export interface LoadedProject {

@@ -15,6 +15,7 @@ import type {
 import { SvcRequestError, SvcRunFailedError, SvcRunPendingError } from './errors.js';
 import { runOverGrpcWeb } from './grpc.js';
 import { HttpCore, readBody, readEvents } from './http.js';
+import { fetchRunPage, iterateRuns, type RunPage, type RunSearch } from './runSearch.js';
 
 export interface SvcClientOptions {
   baseUrl: string;
@@ -32,6 +33,11 @@ export interface ExecuteOptions {
   mode?: Transport;
   token?: string;
   signal?: AbortSignal;
+  /**
+   * Sent as `Idempotency-Key` (REST and SSE): a retry with the same key and payload starts no second
+   * run and answers as the first did. Use a fresh random key per logical request.
+   */
+  idempotencyKey?: string;
 }
 
 export interface ListQuery {
@@ -94,7 +100,10 @@ export class SvcClient {
   async execute<T = Json>(name: string, options: ExecuteOptions = {}): Promise<T> {
     const manifest = await this.getManifest(name);
     const transport: Transport = options.mode ?? (options.onProgress && manifest.has_slow_steps ? 'sse' : 'rest');
-    if (transport === 'grpc') return this.executeGrpc<T>(name, options);
+    if (transport === 'grpc') {
+      if (options.idempotencyKey !== undefined) throw new Error('idempotencyKey needs mode rest or sse: gRPC-Web calls carry no Idempotency-Key');
+      return this.executeGrpc<T>(name, options);
+    }
     if (transport === 'sse') return this.executeSse<T>(manifest, options);
     return this.executeRest<T>(manifest, options);
   }
@@ -107,7 +116,7 @@ export class SvcClient {
       ...(isGet ? {} : { body: options.payload ?? {} }),
       token: options.token,
       signal: options.signal,
-      ...(accept ? { headers: { accept } } : {}),
+      headers: { ...(accept ? { accept } : {}), ...(options.idempotencyKey !== undefined ? { 'idempotency-key': options.idempotencyKey } : {}) },
     });
   }
 
@@ -165,8 +174,12 @@ export class SvcClient {
   }
 
   readonly runs = {
-    list: (query: { workflow?: string; status?: string; limit?: number; offset?: number } = {}): Promise<RunDescriptor[]> =>
-      this.http.json(`/api/runs${toQuery(query)}`),
+    /** The runs the caller may read, newest first: one page (see `page` for its cursor). */
+    list: async (search: RunSearch = {}): Promise<RunDescriptor[]> => (await fetchRunPage(this.http, search)).runs,
+    /** One page and the cursor of the next. */
+    page: (search: RunSearch = {}): Promise<RunPage> => fetchRunPage(this.http, search),
+    /** Every matching run, following the cursor: `for await (const run of client.runs.iterate({ status: 'failed' }))`. */
+    iterate: (search: RunSearch = {}): AsyncGenerator<RunDescriptor> => iterateRuns(this.http, search),
     get: (id: string): Promise<RunDescriptor> => this.http.json(`/api/runs/${encodeURIComponent(id)}`),
     export: (id: string): Promise<RunExport> => this.http.json(`/api/runs/${encodeURIComponent(id)}/export`),
     pause: (id: string): Promise<RunDescriptor> => this.control(id, 'pause'),
@@ -238,13 +251,6 @@ export class SvcClient {
 
 function isEnvelope(body: unknown): body is WorkflowEnvelope {
   return typeof body === 'object' && body !== null && (body as { success?: unknown }).success === false && 'error' in body;
-}
-
-function toQuery(query: Record<string, string | number | undefined>): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
-  const text = params.toString();
-  return text ? `?${text}` : '';
 }
 
 /** Connect codes (gRPC numbering) as the HTTP statuses the REST routes would answer. */

@@ -1,5 +1,6 @@
 // The svc client library (`svc/client`): works in Node 20+ and browsers.
 export { SvcAuth, type SvcAuthOptions } from './auth.js';
 export { SvcClient, type ExecuteOptions, type ListQuery, type RunEventsOptions, type SvcClientOptions, type Transport } from './client.js';
+export type { RunPage, RunSearch } from './runSearch.js';
 export { SvcRequestError, SvcRunFailedError, SvcRunPendingError } from './errors.js';
 export type * from '../contract/types.js';

@@ -38,6 +38,7 @@ export const settingFields = z.object({
   SVC_OAUTH_UI_REDIRECT_URL: url(['http:', 'https:']),
   SVC_REDIS_URL: url(['redis:', 'rediss:']),
   SVC_SYNC_TIMEOUT_MS: integer(30000, 0, 3_600_000),
+  SVC_IDEMPOTENCY_TTL_SECONDS: integer(86400, 1, 30 * 86400),
   SVC_TENANT_IDS: list(),
   SVC_WORKERS: integer(1, 1, 64),
   // One core fewer than the machine has (at least one): a burst of logins never takes every core

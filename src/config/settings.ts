@@ -36,6 +36,8 @@ export interface Settings {
   readonly oauth: OAuthSettings;
   readonly redisUrl: string | undefined;
   readonly syncTimeoutMs: number;
+  /** How long an Idempotency-Key of a trigger answers with its first run. */
+  readonly idempotencyTtlSeconds: number;
   readonly tenantIds: readonly string[] | undefined;
   readonly workers: number;
   /** bcrypt hashes one process runs at once (each takes a core for ~100-250 ms). */
@@ -132,6 +134,7 @@ function toSettings(values: SettingValues, context: Context): Settings {
     oauth: { baseUrl: values.SVC_OAUTH_BASE_URL, uiRedirectUrl: values.SVC_OAUTH_UI_REDIRECT_URL, clientCredentials: context.clientCredentials },
     redisUrl: values.SVC_REDIS_URL,
     syncTimeoutMs: values.SVC_SYNC_TIMEOUT_MS,
+    idempotencyTtlSeconds: values.SVC_IDEMPOTENCY_TTL_SECONDS,
     tenantIds: values.SVC_TENANT_IDS,
     workers: values.SVC_WORKERS,
     passwordHashConcurrency: values.SVC_PASSWORD_HASH_CONCURRENCY,

@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'BAD_REQUEST'
   | 'VALIDATION_FAILED'
+  | 'IDEMPOTENCY_KEY_REUSED'
   | 'PAYLOAD_TOO_LARGE'
   | 'METHOD_NOT_ALLOWED'
   | 'NOT_IMPLEMENTED'
@@ -48,6 +49,13 @@ export class BadRequestError extends AppError {
 export class AlreadyExistsError extends AppError {
   constructor(message: string, fields: Record<string, unknown> = {}) {
     super('ALREADY_EXISTS', message, fields);
+  }
+}
+
+/** An Idempotency-Key sent again with another request body. */
+export class IdempotencyKeyReusedError extends AppError {
+  constructor(fields: Record<string, unknown> = {}) {
+    super('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with another request body', fields);
   }
 }
 

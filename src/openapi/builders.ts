@@ -43,6 +43,8 @@ export interface OperationSpec {
   body?: Schema | OpenAPIV3_1.ReferenceObject;
   bodyType?: string;
   query?: { name: string; schema: Schema; description?: string; required?: boolean }[];
+  /** Request headers the operation reads. */
+  headers?: { name: string; schema: Schema; description: string }[];
   path?: string[];
   ok: { status: number; description: string; schema?: Schema | OpenAPIV3_1.ReferenceObject; contentType?: string; headers?: Record<string, Header> };
   errors?: (keyof typeof ERRORS)[];
@@ -78,6 +80,7 @@ export function operation(spec: OperationSpec): Operation {
       schema: q.schema,
       ...(q.description ? { description: q.description } : {}),
     })),
+    ...(spec.headers ?? []).map((h) => ({ name: h.name, in: 'header' as const, required: false, schema: h.schema, description: h.description })),
   ] as unknown as OpenAPIV3_1.ParameterObject[];
   return {
     operationId: spec.operationId,

@@ -87,6 +87,8 @@ export type RunStarted = {
   principal?: RunPrincipal | null;
   trigger: string;
   first_step?: string | null;
+  /** The run that started this one as its child (child workflows); absent for a top-level run. */
+  parent_run_id?: string | null;
 };
 
 export type LlmTurn = {

@@ -51,7 +51,7 @@ function rowOf(state: RunState): Row {
 
 export const runsProjection = defineProjection({
   name: 'svc_runs',
-  version: 2,
+  version: 3,
   table: 'svc_runs',
   key: ['id'],
   eventTypes: RUN_EVENT_TYPES,
@@ -60,8 +60,10 @@ export const runsProjection = defineProjection({
   keysOf: (event: RecordedEvent) => [{ id: runIdOf(event.streamId) }],
   evolve(row: Row | null, _key, event): Row | null {
     if (!row && event.type !== 'run_started') return null;
-    const state = evolveRun(row ? stateOf(row) : initialRunState, asRunEvent(event), event.recordedAt, event.streamPosition);
-    // The context is not kept here: it lives in the journal.
-    return rowOf({ ...state, context: {} });
+    const runEvent = asRunEvent(event);
+    const state = evolveRun(row ? stateOf(row) : initialRunState, runEvent, event.recordedAt, event.streamPosition);
+    // The context is not kept here: it lives in the journal. The parent is set once, by run_started.
+    const parent = runEvent.type === 'run_started' ? (runEvent.data.payload.parent_run_id ?? null) : (row?.parent_run_id ?? null);
+    return { ...rowOf({ ...state, context: {} }), parent_run_id: parent };
   },
 });

@@ -5,23 +5,54 @@ import type { RunRow } from './present.js';
 const COLUMNS = `id, workflow, schema_version, status, input, output, error, status_code, current_step, principal_id, tenant,
   approval, pause_requested, last_seq, created_at, updated_at`;
 
-export interface RunFilter {
+/** The tenant as db/0012_run_search.sql indexes it: never NULL, so the index order serves the page. */
+const TENANT_KEY = `coalesce('=' || tenant, '')`;
+const tenantKey = (tenant: string | null) => (tenant === null ? '' : `=${tenant}`);
+
+/** A position in the newest-first order: the last run of a page. */
+export interface RunPosition {
+  createdAt: string;
+  id: string;
+}
+
+export interface RunSearch {
   /** Only this principal's runs (null: everyone's, for iam:admin). */
   principalId: string | null;
   tenant: string | null;
   workflow?: string | undefined;
-  status?: string | undefined;
+  /** At least one; the caller's list, or every status. */
+  statuses: readonly string[];
+  createdAfter?: string | undefined;
+  createdBefore?: string | undefined;
+  parentRunId?: string | undefined;
+  /** Runs strictly after this position (keyset page). */
+  after?: RunPosition | undefined;
   limit: number;
   offset: number;
 }
 
-export async function listRuns(db: Queryable, filter: RunFilter): Promise<RunRow[]> {
+/**
+ * Newest first, by (created_at, id). One index range per status, each already in page order and cut at
+ * what the page can need, merged by the planner (Merge Append): the cost is the page, not the table.
+ */
+export async function searchRuns(db: Queryable, search: RunSearch): Promise<RunRow[]> {
+  const params: unknown[] = [];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const where = [`${TENANT_KEY} = ${param(tenantKey(search.tenant))}`];
+  if (search.principalId !== null) where.push(`principal_id = ${param(search.principalId)}`);
+  if (search.workflow !== undefined) where.push(`workflow = ${param(search.workflow)}`);
+  if (search.parentRunId !== undefined) where.push(`parent_run_id = ${param(search.parentRunId)}::uuid`);
+  if (search.createdAfter !== undefined) where.push(`created_at > ${param(search.createdAfter)}::timestamptz`);
+  if (search.createdBefore !== undefined) where.push(`created_at < ${param(search.createdBefore)}::timestamptz`);
+  if (search.after) where.push(`(created_at, id) < (${param(search.after.createdAt)}::timestamptz, ${param(search.after.id)}::uuid)`);
+  const order = 'ORDER BY created_at DESC, id DESC';
+  const needed = param(search.limit + search.offset);
+  const branches = search.statuses.map(
+    (status) => `(SELECT ${COLUMNS} FROM svc_runs WHERE ${where.join(' AND ')} AND status = ${param(status)} ${order} LIMIT ${needed})`,
+  );
   const { rows } = await db.query<RunRow>(
-    `SELECT ${COLUMNS} FROM svc_runs
-     WHERE ($1::text IS NULL OR principal_id = $1) AND tenant IS NOT DISTINCT FROM $2
-       AND ($3::text IS NULL OR workflow = $3) AND ($4::text IS NULL OR status = $4)
-     ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`,
-    [filter.principalId, filter.tenant, filter.workflow ?? null, filter.status ?? null, filter.limit, filter.offset],
+    `SELECT * FROM (${branches.join(' UNION ALL ')}) runs ${order} LIMIT ${param(search.limit)} OFFSET ${param(search.offset)}`,
+    params,
   );
   return rows;
 }

@@ -12,24 +12,15 @@ import { TERMINAL_STATUSES, type RunStatus } from './state.js';
 import { requestMetadata, uuidParam } from '../http/context.js';
 import { openEventStream, sseFrame, type SseStream } from '../http/sse.js';
 import { BadRequestError, NotFoundError } from '../kernel/errors.js';
-import { compileValidator, integerParam } from '../kernel/validation.js';
+import { compileValidator } from '../kernel/validation.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
 import { controlRun, type ControlAction } from './control.js';
 import { runStream, TERMINAL_EVENT_TYPES, type RunEventType } from './events.js';
 import { presentRunEvent, runDescriptor, type RunRow } from './present.js';
-import { findRun, listRuns } from './queries.js';
+import { findRun, searchRuns } from './queries.js';
+import { encodeCursor, parseRunSearch } from './search.js';
 import { exportRun } from './transfer.js';
 
-interface ListQuery {
-  workflow?: string;
-  status?: string;
-  limit?: string;
-  offset?: string;
-}
-const listQuery = compileValidator<ListQuery>(
-  { type: 'object', properties: { workflow: { type: 'string' }, status: { type: 'string' }, limit: {}, offset: {} }, additionalProperties: false },
-  'query',
-);
 const steerBody = compileValidator<{ message: string }>({
   type: 'object',
   properties: { message: { type: 'string', minLength: 1, maxLength: 10_000 } },
@@ -86,7 +77,12 @@ export function runsRouter(deps: RunRoutesDeps): Router {
   const readRule = { scope: 'runs:read' };
 
   router.get('/api/runs', authenticator.authenticate, async (req, res) => {
-    res.json((await listReadableRuns(pool, req.principal!, listQuery.parse(req.query))).map(runDescriptor));
+    const search = parseRunSearch(req.query, req.principal!);
+    // One row past the page tells whether another page exists.
+    const rows = await searchRuns(pool, { ...search, limit: search.limit + 1 });
+    const page = rows.slice(0, search.limit);
+    if (rows.length > search.limit) res.setHeader('X-Next-Cursor', encodeCursor({ createdAt: page.at(-1)!.created_at, id: page.at(-1)!.id }));
+    res.json(page.map(runDescriptor));
   });
 
   router.get('/api/runs/:id', authenticator.authenticate, async (req, res) => {
@@ -118,18 +114,6 @@ export function runsRouter(deps: RunRoutesDeps): Router {
   }
 
   return router;
-}
-
-/** The runs the caller may read (their own in their tenant, or all of it for iam:admin), as filtered and paged. */
-function listReadableRuns(pool: Pool, principal: Principal, query: ListQuery): Promise<RunRow[]> {
-  return listRuns(pool, {
-    principalId: isAdmin(principal) ? null : principal.userId,
-    tenant: principal.tenant ?? null,
-    workflow: query.workflow,
-    status: query.status,
-    limit: integerParam(query.limit, 'limit', 50, 1, 1000),
-    offset: integerParam(query.offset, 'offset', 0, 0, 1_000_000_000),
-  });
 }
 
 /** Replay only: what the journal holds now after `after`, then close. */

@@ -6,7 +6,9 @@ import { applyChanges } from '../workflows/template.js';
 /** The state names who started the run as its run_started event does. */
 export type { RunPrincipal } from './events.js';
 
-export type RunStatus = 'queued' | 'running' | 'waiting_human' | 'waiting_approval' | 'paused' | 'completed' | 'failed' | 'aborted';
+/** Every status a run can have (run search names them, and lists every one when a caller names none). */
+export const RUN_STATUSES = ['queued', 'running', 'waiting_human', 'waiting_approval', 'paused', 'completed', 'failed', 'aborted'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'aborted'];
 /** Nothing of the run runs: it waits for a resume or a decision (not for a worker). */
 export const WAITING_STATUSES: readonly RunStatus[] = ['paused', 'waiting_human', 'waiting_approval'];

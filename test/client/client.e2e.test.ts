@@ -192,6 +192,17 @@ describe('client library (svc/client) over loopback', function () {
     });
   });
 
+  it('execute with idempotencyKey: a retry starts no second run and answers the same output', async () => {
+    const before = (await client.runs.list({ workflow: 'echo', limit: 1000 })).length;
+    const key = `retry-${Date.now()}`;
+    const first = await client.execute('echo', { payload: { text: 'once' }, idempotencyKey: key });
+    expect(await client.execute('echo', { payload: { text: 'once' }, idempotencyKey: key, mode: 'sse' })).to.deep.equal(first);
+    expect(await client.execute('echo', { payload: { text: 'once' }, idempotencyKey: key })).to.deep.equal(first);
+    expect((await client.runs.list({ workflow: 'echo', limit: 1000 })).length).to.equal(before + 1);
+    const refused = (await rejectionOf(client.execute('echo', { payload: { text: 'twice' }, idempotencyKey: key }))) as SvcRequestError;
+    expect([refused.status, (refused.body as { code: string }).code]).to.deep.equal([422, 'IDEMPOTENCY_KEY_REUSED']);
+  });
+
   describe('manifests and tokens', () => {
     it('caches manifests for the TTL; invalidateManifest and a TTL of 0 read them again', async () => {
       const manifestReads = () => proxy.requestsTo('/api/_system/workflows/echo').length;
@@ -250,6 +261,14 @@ describe('client library (svc/client) over loopback', function () {
       expect((await client.runs.list({ workflow: 'review', status: 'waiting_human' })).every((r) => r.status === 'waiting_human')).to.equal(true);
       const run = await client.runs.get(runId);
       expect(run).to.include({ id: runId, workflow: 'echo', status: 'completed' });
+      const page = await client.runs.page({ workflow: 'echo', status: ['completed', 'failed'], createdBefore: new Date(Date.now() + 60_000), limit: 1 });
+      expect(page.runs.map((r) => r.id)).to.deep.equal([runs[0]!.id]);
+      expect(page.nextCursor).to.be.a('string');
+      expect((await client.runs.page({ workflow: 'echo', limit: 1, cursor: page.nextCursor })).runs.map((r) => r.id)).to.deep.equal([runs[1]!.id]);
+      const every: string[] = [];
+      for await (const each of client.runs.iterate({ workflow: 'echo', limit: 1 })) every.push(each.id);
+      expect(every).to.deep.equal((await client.runs.list({ workflow: 'echo', limit: 1000 })).map((r) => r.id));
+      expect(every.length).to.be.greaterThan(2);
       expect(run.output).to.deep.equal({ said: 'listed', loud: 'LISTED' });
     });
 

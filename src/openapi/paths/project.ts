@@ -13,6 +13,13 @@ type Schemas = Record<string, Schema>;
 
 const envelope = (description: string): OpenAPIV3_1.ResponseObject => ({ description, content: { 'application/json': { schema: ref('WorkflowError') } } });
 
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' } as Schema,
+  description:
+    'Within SVC_IDEMPOTENCY_TTL_SECONDS, a repeat with the same key (same caller, same workflow) starts nothing and answers as the first request did, with `Idempotent-Replayed: true` and the same `X-Svc-Run-Id`; the same key with another body is 422 `IDEMPOTENCY_KEY_REUSED`.',
+};
+
 function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, schemas: Schemas, generic: boolean): Operation {
   const input = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', models);
   const output = workflow.trigger.responseSchema !== null ? resolveSchema(workflow, workflow.trigger.responseSchema, 'response', models) : undefined;
@@ -37,11 +44,17 @@ function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, s
     isPublic,
     body: ref(inputName),
     query: [{ name: 'wait', schema: { type: 'boolean' }, description: 'false: answer 202 at once' }],
-    ok: { status: 201, description: 'The run completed: its output', schema: output && 'schema' in output ? ref(`${workflow.name}.output`) : {} },
+    headers: [IDEMPOTENCY_KEY],
+    ok: {
+      status: 201,
+      description: 'The run completed: its output',
+      schema: output && 'schema' in output ? ref(`${workflow.name}.output`) : {},
+      headers: { 'Idempotent-Replayed': { description: '`true`: the answer of the first request with this Idempotency-Key', schema: { type: 'string' } } },
+    },
     errors: gated ? [403] : [],
     extraResponses: {
       202: { description: 'The run is waiting or still running', content: { 'application/json': { schema: ref('Run') } } },
-      400: envelope('The run ended through an error route'),
+      400: envelope('The run ended through an error route (or, in the Error shape, an Idempotency-Key that is empty or not 1-255 printable ASCII)'),
       405: { description: 'Wrong method for this trigger path' },
       413: ERRORS[413],
       500: envelope('The run failed'),

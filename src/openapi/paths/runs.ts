@@ -2,7 +2,7 @@
 // shape: OpenAPI operation tables: one function per route family reads as the API does; splitting them would scatter it.
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { anyObject, object, operation, ref, str, type PathItem } from '../builders.js';
-import { page, list, sse } from './shared.js';
+import { list, sse } from './shared.js';
 
 export function runPaths(): Record<string, PathItem> {
   const tags = ['Runs'];
@@ -23,10 +23,26 @@ export function runPaths(): Record<string, PathItem> {
     '/api/runs': {
       get: operation({
         operationId: 'listRuns',
-        summary: "The caller's runs (every run for iam:admin)",
+        summary: "The caller's runs (every run of the tenant for iam:admin), searched and paged",
+        description: 'Newest first (created_at, then id). Follow `X-Next-Cursor` with `cursor` for pages that never skip or repeat a run.',
         tags,
-        query: [...page, { name: 'workflow', schema: str }, { name: 'status', schema: str }],
-        ok: { status: 200, description: 'Runs, newest first', schema: list('Run') },
+        query: [
+          { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+          { name: 'offset', schema: { type: 'integer', minimum: 0 } },
+          { name: 'cursor', schema: str, description: "A previous page's X-Next-Cursor: the runs after that page" },
+          { name: 'workflow', schema: str },
+          { name: 'status', schema: str, description: 'One status or a comma list (any of them)' },
+          { name: 'created_after', schema: { type: 'string', format: 'date-time' }, description: 'Runs created strictly after' },
+          { name: 'created_before', schema: { type: 'string', format: 'date-time' }, description: 'Runs created strictly before' },
+          { name: 'parent_run_id', schema: { type: 'string', format: 'uuid' }, description: 'Children of this run' },
+        ],
+        ok: {
+          status: 200,
+          description: 'Runs, newest first',
+          schema: list('Run'),
+          headers: { 'X-Next-Cursor': { description: 'Present when more runs follow: pass it as `cursor`', schema: str } },
+        },
+        errors: [400],
       }),
     },
     '/api/runs/{id}': {

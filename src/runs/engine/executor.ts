@@ -46,6 +46,8 @@ export interface StartRun {
   input: JsonObject;
   principal: RunPrincipal | null;
   trigger: string;
+  /** The id an Idempotency-Key was claimed for (runs/idempotency); else a new one. */
+  runId?: string;
 }
 
 export interface StartedRun {
@@ -116,7 +118,7 @@ export class RunExecutor {
    * with the first step's events, and `recording` says when (or whether) it did.
    */
   async startRun(request: StartRun, commitFirst: boolean): Promise<StartedRun> {
-    const runId = newId();
+    const runId = request.runId ?? newId();
     const { workflow } = request;
     let settleRecording: (recording: RunRecording) => void = () => undefined;
     const recording = new Promise<RunRecording>((resolve) => {

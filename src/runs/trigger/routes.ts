@@ -11,6 +11,8 @@ import { wantsEventStream } from '../../http/sse.js';
 import { AppError, NotFoundError, UnavailableError } from '../../kernel/errors.js';
 import type { JsonObject } from '../../kernel/json.js';
 import { triggerCaller } from './gate.js';
+import { parseIdempotencyKey } from '../idempotency/keys.js';
+import type { Principal } from '../../kernel/access.js';
 import { descriptorOfState, runDescriptor } from '../present.js';
 import { findRun } from '../queries.js';
 import type { WorkflowDefinition } from '../../workflows/definition.js';
@@ -50,13 +52,16 @@ export function triggerRouter(deps: TriggerDeps): Router {
 
 async function trigger(deps: TriggerDeps, req: Request, res: Response, workflow: WorkflowDefinition, via: string): Promise<void> {
   const isFromQuery = workflow.trigger.method === 'GET';
+  const key = parseIdempotencyKey(req.headers['idempotency-key']);
+  const caller = await triggerCaller(req, workflow, deps.authenticator);
   const request: RunStartRequest = {
     workflow,
-    caller: await triggerCaller(req, workflow, deps.authenticator),
+    caller,
     // A GET's input is its query string, less the trigger's own `wait` parameter; its values are text.
     readInput: () => (isFromQuery ? withoutWait(req.query as JsonObject) : req.body === undefined ? {} : req.body),
     source: isFromQuery ? 'query' : 'body',
     trigger: via,
+    idempotency: key === undefined ? undefined : { key, caller: callerOfKey(req, caller) },
   };
   try {
     if (wantsEventStream(req)) return await answerAsEventStream(deps, req, res, request);
@@ -66,6 +71,20 @@ async function trigger(deps: TriggerDeps, req: Request, res: Response, workflow:
     if (error instanceof UnavailableError && typeof error.fields.runId === 'string') res.setHeader('X-Svc-Run-Id', error.fields.runId);
     throw error;
   }
+}
+
+/**
+ * Whose Idempotency-Key it is: a user (in their tenant), or for a public workflow called without a token
+ * the client address (Express `req.ip`: the peer, or what a trusted proxy forwarded).
+ */
+function callerOfKey(req: Request, caller: Principal | undefined): string {
+  return caller ? `user:${caller.tenant ?? ''}:${caller.userId}` : `address:${req.ip ?? req.socket.remoteAddress ?? ''}`;
+}
+
+/** A replay names the first run and says it is one. */
+function markRun(res: Response, runId: string, replayed: boolean | undefined): void {
+  res.setHeader('X-Svc-Run-Id', runId);
+  if (replayed) res.setHeader('Idempotent-Replayed', 'true');
 }
 
 function withoutWait(query: JsonObject): JsonObject {
@@ -80,13 +99,15 @@ function withoutWait(query: JsonObject): JsonObject {
  */
 async function answerRun(deps: TriggerDeps, req: Request, res: Response, request: RunStartRequest): Promise<void> {
   if (req.query.wait === 'false') {
-    const { runId, journaled } = await deps.starter.startJournaled(request);
-    res.setHeader('X-Svc-Run-Id', runId);
+    const { runId, journaled, replayed } = await deps.starter.startJournaled(request);
+    markRun(res, runId, replayed);
+    // A replay of a run that has ended answers as the run ended.
+    if (replayed && isTerminal(journaled.status)) return answerFinished(res, journaled);
     res.status(202).json(descriptorOfState(journaled));
     return;
   }
-  const { runId, state } = await deps.starter.startAndWait(request);
-  res.setHeader('X-Svc-Run-Id', runId);
+  const { runId, state, replayed } = await deps.starter.startAndWait(request);
+  markRun(res, runId, replayed);
   if (isTerminal(state.status)) return answerFinished(res, state);
   await accepted(deps.pool, res, runId, state);
 }

@@ -19,8 +19,10 @@ export interface SseDeps {
 export async function answerAsEventStream(deps: SseDeps, req: Request, res: Response, request: RunStartRequest): Promise<void> {
   // Journaled before the stream opens: its frames come from the journal, and a run the database did
   // not record is a 503, not a stream that never speaks.
-  const { runId, input } = await deps.starter.startJournaled(request);
+  // A replay (Idempotency-Key) streams the first run's frames from its journal's start, then live.
+  const { runId, input, replayed } = await deps.starter.startJournaled(request);
   res.setHeader('X-Svc-Run-Id', runId);
+  if (replayed) res.setHeader('Idempotent-Replayed', 'true');
   const stream = openEventStream(req, res, { credentials: deps.authenticator });
   const frames = new ClientFrameMapper(input);
   // Frames go out in journal order even when one needs a read (the descriptor of `suspended`).

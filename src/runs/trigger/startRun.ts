@@ -2,7 +2,7 @@
 // input checked against its input schema, the start, the wait within SVC_SYNC_TIMEOUT_MS, and an
 // answer only for a run the journal holds (docs/operations.md, "During a database outage").
 import type { Principal } from '../../kernel/access.js';
-import { ValidationError } from '../../kernel/errors.js';
+import { UnavailableError, ValidationError } from '../../kernel/errors.js';
 import { inspectJson, isJsonObject, refuseUnsafeJson, type JsonObject } from '../../kernel/json.js';
 import { compileValidator, type Validator } from '../../kernel/validation.js';
 import type { ModelRegistry } from '../../models/registry.js';
@@ -12,6 +12,7 @@ import { resolveSchema } from '../../workflows/schemas.js';
 import type { RunExecutor, StartRun } from '../engine/executor.js';
 import { notRecordedError } from '../engine/recording.js';
 import { isTerminal, type RunState } from '../state.js';
+import type { IdempotencyKeys } from '../idempotency/keys.js';
 import { passGate } from './gate.js';
 
 /**
@@ -31,12 +32,16 @@ export interface RunStartRequest {
   source: InputSource;
   /** How the run was started, as journaled: `api`, `http`, `grpc`, `mcp`. */
   trigger: string;
+  /** An Idempotency-Key and who sent it (HTTP triggers): a repeat answers with the key's first run. */
+  idempotency?: { key: string; caller: string } | undefined;
 }
 
 /** A started run the journal holds: ended (`state` terminal, its end journaled), or going on. */
 export interface SettledRun {
   runId: string;
   state: RunState;
+  /** The run of an earlier request with the same Idempotency-Key: nothing was started. */
+  replayed?: boolean;
 }
 
 export interface RunStarterDeps {
@@ -44,6 +49,7 @@ export interface RunStarterDeps {
   executor: RunExecutor;
   /** SVC_SYNC_TIMEOUT_MS: how long a start that waits waits for the run to end. */
   syncTimeoutMs: number;
+  idempotency: IdempotencyKeys;
 }
 
 const NOT_AN_OBJECT = { loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' };
@@ -66,7 +72,10 @@ export class RunStarter {
    */
   async startAndWait(request: RunStartRequest): Promise<SettledRun> {
     const { executor, syncTimeoutMs } = this.deps;
-    const { runId, finished, recording } = await executor.startRun(this.admit(request), false);
+    const start = await this.admitKeyed(request);
+    // A replay waits for the first run as long as the first request did.
+    if ('replay' in start) return { runId: start.replay, state: await this.replayState(start.replay, true), replayed: true };
+    const { runId, finished, recording } = await executor.startRun(start, false);
     // As journaled: a terminal state here is recorded.
     const state = await settleWithin(finished, syncTimeoutMs);
     if (state && isTerminal(state.status)) return { runId, state };
@@ -80,10 +89,30 @@ export class RunStarter {
    * Starts the run journaled before this answers (a 202 that does not wait, a stream whose frames come
    * from the journal), or throws UnavailableError when the database did not record it.
    */
-  async startJournaled(request: RunStartRequest): Promise<{ runId: string; input: JsonObject; journaled: RunState }> {
-    const start = this.admit(request);
+  async startJournaled(request: RunStartRequest): Promise<{ runId: string; input: JsonObject; journaled: RunState; replayed?: boolean }> {
+    const start = await this.admitKeyed(request);
+    if ('replay' in start) {
+      const journaled = await this.replayState(start.replay, false);
+      return { runId: start.replay, input: journaled.input, journaled, replayed: true };
+    }
     const { runId, journaled } = await this.deps.executor.startRun(start, true);
     return { runId, input: start.input, journaled };
+  }
+
+  /** Admitted, then its Idempotency-Key claimed for the run (or the run of the key's first request). */
+  private async admitKeyed(request: RunStartRequest): Promise<StartRun | { replay: string }> {
+    const start = this.admit(request);
+    if (!request.idempotency) return start;
+    const scope = { workflow: start.workflow.name, ...request.idempotency };
+    const claim = await this.deps.idempotency.claim(scope, start.input);
+    return claim.kind === 'replay' ? { replay: claim.runId } : { ...start, runId: claim.runId };
+  }
+
+  /** The first run of a key, within the sync timeout; a claim whose run is not journaled by then is a 503. */
+  private async replayState(runId: string, untilEnd: boolean): Promise<RunState> {
+    const state = await this.deps.idempotency.runState(runId, this.deps.syncTimeoutMs, untilEnd);
+    if (!state) throw new UnavailableError(`The run of this Idempotency-Key is not journaled yet; retry`, { runId });
+    return state;
   }
 
   /** The gate, then the input checks: nothing starts when either refuses. */
