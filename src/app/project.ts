@@ -16,6 +16,7 @@ import type { RowProjection } from '../projections/types.js';
 import { runsProjection } from '../runs/projection.js';
 import { approvalsProjection } from '../approvals/projection.js';
 import { definitionVersionsProjection } from '../versions/projection.js';
+import { schedulesProjection } from '../schedules/projection.js';
 import type { Logger } from '../kernel/logger.js';
 import type { EnabledFlags } from '../versions/overrides.js';
 import { toWorkflowDefinition, type WorkflowDefinition } from '../workflows/definition.js';
@@ -32,7 +33,7 @@ export class ProjectError extends Error {
 
 /** The read models of every feature (model tables come on top, per project). */
 export function featureProjections(): RowProjection[] {
-  return [...iamProjections, definitionVersionsProjection, runsProjection, approvalsProjection, artifactsProjection, federationProjection];
+  return [...iamProjections, definitionVersionsProjection, runsProjection, approvalsProjection, artifactsProjection, federationProjection, schedulesProjection];
 }
 
 export interface LoadedProject {

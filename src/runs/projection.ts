@@ -25,6 +25,7 @@ function stateOf(row: Row): RunState {
     pauseRequestedBy: row.pause_requested === true ? '' : null,
     createdAt: String(row.created_at),
     updatedAt: String(row.updated_at),
+    trigger: (row.trigger as RunState['trigger']) ?? null,
   };
 }
 
@@ -46,12 +47,13 @@ function rowOf(state: RunState): Row {
     last_seq: state.version,
     created_at: state.createdAt,
     updated_at: state.updatedAt,
+    trigger: state.trigger,
   };
 }
 
 export const runsProjection = defineProjection({
   name: 'svc_runs',
-  version: 2,
+  version: 3,
   table: 'svc_runs',
   key: ['id'],
   eventTypes: RUN_EVENT_TYPES,

@@ -11,6 +11,7 @@ import type { WorkflowDefinition } from '../../workflows/definition.js';
 import { resolveSchema } from '../../workflows/schemas.js';
 import type { RunExecutor, StartRun } from '../engine/executor.js';
 import { notRecordedError } from '../engine/recording.js';
+import type { ScheduleTrigger } from '../events.js';
 import { isTerminal, type RunState } from '../state.js';
 import { passGate } from './gate.js';
 
@@ -31,6 +32,13 @@ export interface RunStartRequest {
   source: InputSource;
   /** How the run was started, as journaled: `api`, `http`, `grpc`, `mcp`. */
   trigger: string;
+}
+
+export interface ScheduledStart {
+  workflow: WorkflowDefinition;
+  input: JsonObject;
+  runId: string;
+  schedule: ScheduleTrigger;
 }
 
 /** A started run the journal holds: ended (`state` terminal, its end journaled), or going on. */
@@ -84,6 +92,19 @@ export class RunStarter {
     const start = this.admit(request);
     const { runId, journaled } = await this.deps.executor.startRun(start, true);
     return { runId, input: start.input, journaled };
+  }
+
+  /**
+   * Starts a schedule's run under the id its tick reserved, journaled before this returns; with
+   * `wait`, waits for it within the sync timeout. No caller: the schedule is part of the deployment.
+   * A second start of the same id fails with VersionConflictError (its run_started exists).
+   */
+  async startScheduled(request: ScheduledStart, wait: boolean): Promise<SettledRun> {
+    const { workflow, runId, schedule } = request;
+    const input = this.validatorOf(workflow, 'body').parse(request.input);
+    const started = await this.deps.executor.startRun({ workflow, input, principal: null, trigger: 'schedule', runId, schedule }, true);
+    const state = wait ? await settleWithin(started.finished, this.deps.syncTimeoutMs) : undefined;
+    return { runId, state: state ?? started.journaled };
   }
 
   /** The gate, then the input checks: nothing starts when either refuses. */
