@@ -5,6 +5,7 @@ import { VersionConflictError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
 import type { RunStarter } from '../runs/trigger/startRun.js';
 import type { WorkflowDefinition } from '../workflows/definition.js';
+import type { WorkflowRegistry } from '../workflows/registry.js';
 import type { ScheduleDefinition } from '../workflows/schedules.js';
 import type { ScheduleKey } from './events.js';
 import { claimTick, findTick, markTickStarted } from './queries.js';
@@ -17,6 +18,19 @@ export interface FireDeps {
   owner: string;
   /** How long a claimed tick stays this worker's before another may start its run. */
   leaseMs: number;
+}
+
+export interface DeclaredHere {
+  workflow: WorkflowDefinition;
+  schedule: ScheduleDefinition;
+}
+
+/** The schedule as this worker's serving version of the workflow declares it (at `schemaVersion`, if given). */
+export function declaredSchedule(workflows: WorkflowRegistry, name: string, scheduleId: string, schemaVersion?: string): DeclaredHere | undefined {
+  const workflow = workflows.active(name);
+  if (!workflow || (schemaVersion !== undefined && workflow.version !== schemaVersion)) return undefined;
+  const schedule = workflow.trigger.schedules.find((s) => s.id === scheduleId);
+  return schedule ? { workflow, schedule } : undefined;
 }
 
 /** `fired`: this call started the run; `started`: it ran before (the event saying so may be missing); `held`: another worker is at it. */

@@ -5,12 +5,10 @@ import type { EventStore } from '../eventstore/store.js';
 import type { Clock } from '../kernel/clock.js';
 import { VersionConflictError } from '../kernel/errors.js';
 import type { Logger } from '../kernel/logger.js';
-import type { WorkflowDefinition } from '../workflows/definition.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
-import type { ScheduleDefinition } from '../workflows/schedules.js';
 import { decideDefinitions, type DeclaredSchedule } from './decide.js';
 import { scheduleEvent, scheduleStream, type ScheduleEvent } from './events.js';
-import type { TickFirer } from './fire.js';
+import { declaredSchedule, type TickFirer } from './fire.js';
 import { planTick } from './plan.js';
 import { abandonedTicks, dueSchedules, isRunGoing, listSchedules, type ScheduleRow } from './queries.js';
 
@@ -86,14 +84,14 @@ export class ScheduleTicker {
   /** Ticks claimed by a worker that died before their run was seen started: started now, under their run id. */
   private async recoverAbandoned(): Promise<void> {
     for (const { key, scheduledAt } of await abandonedTicks(this.deps.store.pool, this.deps.clock.now(), BATCH)) {
-      const found = this.declaredNow(key.workflow, key.scheduleId);
+      const found = declaredSchedule(this.deps.workflows, key.workflow, key.scheduleId);
       if (found) await this.deps.firer.fire(key, found.workflow, found.schedule, scheduledAt);
     }
   }
 
   /** One step of one due schedule: fire its tick or skip ahead. False when there was nothing this worker could do. */
   private async step(row: ScheduleRow): Promise<boolean> {
-    const found = this.declaredNow(row.workflow, row.schedule_id, row.schema_version);
+    const found = declaredSchedule(this.deps.workflows, row.workflow, row.schedule_id, row.schema_version);
     if (!found || row.next_fire_at === null) return false;
     const { schedule } = found;
     const of = { workflow: row.workflow, schedule_id: row.schedule_id };
@@ -111,14 +109,6 @@ export class ScheduleTicker {
     if (outcome.kind === 'held') return false;
     const fired = scheduleEvent('schedule_fired', { ...of, scheduled_at: plan.scheduledAt.toISOString(), run_id: outcome.runId, next_fire_at: next, at });
     return this.append(row.workflow, row.schedule_id, row.version, fired);
-  }
-
-  /** The schedule as this worker's serving version declares it (at `schemaVersion`, if given). */
-  private declaredNow(name: string, scheduleId: string, schemaVersion?: string): { workflow: WorkflowDefinition; schedule: ScheduleDefinition } | undefined {
-    const workflow = this.deps.workflows.active(name);
-    if (!workflow || (schemaVersion !== undefined && workflow.version !== schemaVersion)) return undefined;
-    const schedule = workflow.trigger.schedules.find((s) => s.id === scheduleId);
-    return schedule ? { workflow, schedule } : undefined;
   }
 
   /** A lost race (another worker moved the schedule on) is no failure: the next round reads it afresh. */
