@@ -1,7 +1,8 @@
-// Schedules under spec.trigger.schedule: their typed shape, their V-codes (V030..V035), and cron
+// Schedules under spec.trigger.schedule: their typed shape, their V-codes (V030..V036), and cron
 // arithmetic with croner in IANA time zones (DST gaps and repeats as croner defines them).
 import { Cron } from 'croner';
 import type { JsonObject } from '../kernel/json.js';
+import { compileValidator } from '../kernel/validation.js';
 
 /** findings.ts's Add, for errors (not imported: findings.ts depends on definition.ts, which reads schedules here). */
 type Add = (code: string, severity: 'error', message: string) => void;
@@ -77,7 +78,7 @@ export function isTimeZone(timezone: string): boolean {
   }
 }
 
-/** V030 shape, V031 cron, V032 time zone, V033 overlap, V034 catchup, V035 duplicate id. */
+/** V030 shape, V031 cron, V032 time zone, V033 overlap, V034 catchup, V035 duplicate id (V036, the input: validateScheduleInputs). */
 export function validateSchedules(value: unknown, add: Add): void {
   if (value === undefined) return;
   if (!Array.isArray(value)) return add('V030', 'error', 'spec.trigger.schedule must be a list of schedules');
@@ -104,6 +105,17 @@ export function validateSchedules(value: unknown, add: Add): void {
     if (entry.catchup !== undefined && !(CATCHUPS as readonly unknown[]).includes(entry.catchup))
       add('V034', 'error', `${at}.catchup must be one of ${CATCHUPS.join(', ')}`);
   });
+}
+
+/** V036: a schedule's input its workflow's input_schema refuses (none of its runs could start). */
+export function validateScheduleInputs(schedules: readonly ScheduleDefinition[], inputSchema: object, add: Add): void {
+  if (schedules.length === 0) return;
+  const validator = compileValidator(inputSchema, 'body');
+  for (const { id, input } of schedules) {
+    const issues = validator.issues(input);
+    if (issues.length > 0)
+      add('V036', 'error', `schedule ${id}: its input does not match input_schema: ${issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; ')}`);
+  }
 }
 
 function problemOfCron(cron: string): string | null {

@@ -4,7 +4,7 @@ import { asRecord, END, ROUTER_OPERATORS, STEP_KINDS, type StepDefinition, type 
 import { resolveSchema } from './schemas.js';
 import { NAME_PATTERN, type Add, type Finding, type ValidationInput } from './findings.js';
 import { artifactRefs, validateAgent, validateHuman } from './validateSteps.js';
-import { validateSchedules } from './schedules.js';
+import { validateScheduleInputs, validateSchedules } from './schedules.js';
 
 const STEP_ID = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 const WORKFLOW_KEYS = new Set(['kind', 'version', 'metadata', 'spec']);
@@ -71,6 +71,7 @@ function validateWorkflow(workflow: WorkflowDefinition, input: ValidationInput):
   ] as const) {
     const resolved = resolveSchema(workflow, reference, role, models);
     if ('problem' in resolved) add('V009', 'error', `${role}_schema: ${resolved.problem}`);
+    else if (role === 'input') validateScheduleInputs(workflow.trigger.schedules, resolved.schema, add);
   }
   for (const model of workflow.contextModels) if (!models.versions(model).length) add('V007', 'error', `spec.context names unknown model ${model}`);
 
