@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import type { Service } from '../../src/main.js';
+import { rebuildProjection } from '../../src/projections/index.js';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call, eventually, expectError, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
@@ -156,5 +157,26 @@ describe('schedule administration', function () {
     await waitFor('ticks after enabling', async () => (await scheduledRuns(db, 'ticks')).some((r) => r.scheduled_at > enabledAt));
     const between = (await scheduledRuns(db, 'ticks')).filter((r) => r.scheduled_at > disabledAt && r.scheduled_at <= enabledAt);
     expect(between, 'no run for the ticks while disabled').to.deep.equal([]);
+  });
+
+  it("rebuilds svc_schedules and svc_runs (with each run's trigger) into byte-identical rows", async () => {
+    for (const workflow of ['ticks', 'paris_daily'])
+      expect((await asRoot('PATCH', `/admin/schedules/${workflow}/each_second`, { paused: true })).status).to.equal(200);
+    const { pool, registry } = service.kernel;
+    await waitFor(
+      'no run going',
+      async () => (await pool.query(`SELECT 1 FROM svc_runs WHERE status NOT IN ('completed', 'failed', 'aborted')`)).rows.length === 0,
+    );
+    const tableJson = async (table: string, order: string) =>
+      (await pool.query<{ rows: string }>(`SELECT coalesce(json_agg(t ORDER BY ${order}), '[]'::json)::text AS rows FROM ${table} t`)).rows[0]!.rows;
+    for (const [name, order] of [
+      ['svc_schedules', 't.workflow, t.schedule_id'],
+      ['svc_runs', 't.id'],
+    ] as const) {
+      const inline = await tableJson(name, order);
+      await rebuildProjection(pool, registry, registry.get(name)!);
+      expect(await tableJson(name, order), name).to.equal(inline);
+    }
+    expect((await pool.query(`SELECT count(*)::int AS n FROM svc_runs WHERE trigger->>'type' = 'schedule'`)).rows[0].n).to.be.above(1000);
   });
 });
