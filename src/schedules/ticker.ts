@@ -61,7 +61,7 @@ export class ScheduleTicker {
       for (let round = 0; round < MAX_ROUNDS && !this.isStopped; round++) {
         const due = await dueSchedules(this.deps.store.pool, this.deps.clock.now(), BATCH);
         let progressed = false;
-        for (const row of due) progressed = (await this.step(row)) || progressed;
+        for (const row of due) progressed = (await this.stepAlone(row)) || progressed;
         if (!progressed) break;
       }
     } catch (error) {
@@ -86,6 +86,16 @@ export class ScheduleTicker {
     for (const { key, scheduledAt } of await abandonedTicks(this.deps.store.pool, this.deps.clock.now(), BATCH)) {
       const found = declaredSchedule(this.deps.workflows, key.workflow, key.scheduleId);
       if (found) await this.deps.firer.fire(key, found.workflow, found.schedule, scheduledAt);
+    }
+  }
+
+  /** A schedule whose step fails (its run refused to start, say) holds up no other schedule; it is tried again next pass. */
+  private async stepAlone(row: ScheduleRow): Promise<boolean> {
+    try {
+      return await this.step(row);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, workflow: row.workflow, schedule: row.schedule_id }, 'a schedule tick failed; trying again at the next interval');
+      return false;
     }
   }
 
