@@ -17,7 +17,7 @@ const LAYERS = [
   ['agents'], // LLM and MCP clients, guardrails, AgentModels
   ['workflows'], // the workflow language: definitions, validation, templates, manifests
   ['runs'], // a run's data path: trigger -> engine -> journal -> projection -> routes (SSE)
-  ['approvals'],
+  ['approvals', 'schedules'], // human decisions on runs; schedules that start runs
   ['grpc', 'mcp', 'openapi', 'dev'], // other surfaces over runs and definitions
   ['app'], // the composition root: the only place that knows every feature
   ['main.ts'],

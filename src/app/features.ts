@@ -20,6 +20,9 @@ import { createOutbound, type Outbound } from '../outbound/fetch.js';
 import { RunExecutor } from '../runs/engine/executor.js';
 import { RunStarter } from '../runs/trigger/startRun.js';
 import { IdempotencyKeys } from '../runs/idempotency/keys.js';
+import { TickFirer } from '../schedules/fire.js';
+import { ScheduleCommands } from '../schedules/service.js';
+import { ScheduleTicker } from '../schedules/ticker.js';
 import { VersionCommands } from '../versions/commands.js';
 import { VersionOverrides } from '../versions/overrides.js';
 import { WorkflowRegistry } from '../workflows/registry.js';
@@ -50,6 +53,8 @@ export interface Features extends Definitions, Identity {
   /** Starts runs for every transport: one gate, one cached input validator per workflow version. */
   readonly starter: RunStarter;
   readonly approvals: ApprovalService;
+  /** Pausing, running now and backfilling schedules (the ticker fires their ticks on its own). */
+  readonly schedules: ScheduleCommands;
 }
 
 /** What building a feature reads; each adds to `stops` what must stop on close. */
@@ -76,7 +81,8 @@ export async function startFeatures(kernel: Kernel, project: LoadedProject, cloc
   const federation = new FederationService(pool, identity.commands, identity.auth, federationProviders, settings, outbound.fetch);
   const records = new RecordCommands(store);
   const runs = await startRuns(context, { ...definitions, artifacts, records, outbound });
-  return { ...definitions, ...identity, artifacts, outbound, federationProviders, federation, records, ...runs };
+  const schedules = startSchedules(context, definitions.workflows, runs);
+  return { ...definitions, ...identity, artifacts, outbound, federationProviders, federation, records, ...runs, schedules };
 }
 
 /** What a live view of the log needs (a view every worker keeps current). */
@@ -147,4 +153,18 @@ async function startRuns(
   expiry.start();
   stops.add(() => expiry.stop());
   return { executor, starter, approvals };
+}
+
+/** The schedule ticker of this worker (its tick leases last as long as run leases), and the schedules' admin commands. */
+function startSchedules(
+  { kernel, clock, stops }: Context,
+  workflows: WorkflowRegistry,
+  { executor, starter }: { executor: RunExecutor; starter: RunStarter },
+): ScheduleCommands {
+  const { settings, logger, pool, store } = kernel;
+  const firer = new TickFirer({ pool, starter, clock, owner: executor.owner, leaseMs: settings.runLeaseMs });
+  const ticker = new ScheduleTicker({ store, workflows, firer, clock, logger, intervalMs: settings.scheduleClaimIntervalMs });
+  ticker.start();
+  stops.add(() => ticker.stop());
+  return new ScheduleCommands({ store, workflows, starter, firer, clock });
 }

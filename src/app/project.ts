@@ -17,6 +17,7 @@ import { runsProjection } from '../runs/projection.js';
 import { idempotencyKeysProjection } from '../runs/idempotency/projection.js';
 import { approvalsProjection } from '../approvals/projection.js';
 import { definitionVersionsProjection } from '../versions/projection.js';
+import { schedulesProjection } from '../schedules/projection.js';
 import type { Logger } from '../kernel/logger.js';
 import type { EnabledFlags } from '../versions/overrides.js';
 import { toWorkflowDefinition, type WorkflowDefinition } from '../workflows/definition.js';
@@ -41,6 +42,7 @@ export function featureProjections(): RowProjection[] {
     approvalsProjection,
     artifactsProjection,
     federationProjection,
+    schedulesProjection,
   ];
 }
 

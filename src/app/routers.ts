@@ -16,6 +16,7 @@ import { scopesRouter } from '../models/scopesRoute.js';
 import { docsRouter } from '../openapi/routes.js';
 import { runsRouter } from '../runs/routes.js';
 import { triggerRouter } from '../runs/trigger/routes.js';
+import { scheduleAdminRouter } from '../schedules/routes.js';
 import { versionAdminRouter } from '../versions/adminRoutes.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
 import { workflowManifestRouter } from '../workflows/routes.js';
@@ -53,6 +54,7 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     workflowManifestRouter({ workflows, authenticator }),
     versionAdminRouter({ registry: workflows, versions, authenticator, projectDir }),
     versionAdminRouter({ registry: models, versions, authenticator, projectDir }),
+    scheduleAdminRouter({ commands: features.schedules, authenticator }),
     scopesRouter({ registry: models, authenticator, crudEnabled, workflowScopes: () => workflowScopes(workflows) }),
     ...(crudEnabled ? [modelCrudRouter({ pool, registry: models, records: features.records, authenticator, clock })] : []),
     ...extra,

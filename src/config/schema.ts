@@ -50,6 +50,7 @@ export const settingFields = z.object({
   SVC_DB_CONNECT_TIMEOUT_MS: integer(10_000, 100, 600_000),
   SVC_RUN_LEASE_MS: integer(30_000, 500, 3_600_000),
   SVC_RUN_CLAIM_INTERVAL_MS: integer(1000, 50, 600_000),
+  SVC_SCHEDULE_CLAIM_INTERVAL_MS: integer(1000, 50, 600_000),
   SVC_OUTBOUND_ALLOW: outboundAllowList,
   SVC_HORIZON_STALL_SECONDS: integer(10, 1, 86_400),
 });

@@ -51,6 +51,8 @@ export interface Settings {
   readonly runLeaseMs: number;
   /** How often a worker looks for runs nobody drives. */
   readonly runClaimIntervalMs: number;
+  /** How often each worker looks for due schedule ticks. */
+  readonly scheduleClaimIntervalMs: number;
   /** Where outbound requests may go: enforced in production, with SVC_OUTBOUND_ALLOW's exceptions. */
   readonly outbound: OutboundPolicy;
   /** How long the snapshot horizon may stand still, while later transactions start, before /health says degraded. */
@@ -144,6 +146,7 @@ function toSettings(values: SettingValues, context: Context): Settings {
     dbConnectTimeoutMs: values.SVC_DB_CONNECT_TIMEOUT_MS,
     runLeaseMs: values.SVC_RUN_LEASE_MS,
     runClaimIntervalMs: values.SVC_RUN_CLAIM_INTERVAL_MS,
+    scheduleClaimIntervalMs: values.SVC_SCHEDULE_CLAIM_INTERVAL_MS,
     outbound: { enforced: env === 'production', allow: values.SVC_OUTBOUND_ALLOW },
     horizonStallSeconds: values.SVC_HORIZON_STALL_SECONDS,
     environment: context.environment,

@@ -43,7 +43,12 @@ export type RunDescriptor = {
   status_url: string;
   events_url: string;
   approval: PendingApprovalRef | null;
+  /** How the run was started: `http`, `api`, `grpc`, `mcp`, or a schedule's tick. */
+  trigger?: RunTrigger | null;
 };
+
+/** `type` is how the run was started; a schedule's run names its schedule and tick. */
+export type RunTrigger = { type: string; schedule_id?: string; scheduled_at?: string };
 
 export type RunEvent = {
   run_id: string;

@@ -101,6 +101,10 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         approval: {
           oneOf: [{ type: 'null' }, object({ approval_id: uuid, kind: str, title: str, form: {}, decide_url: str }, ['approval_id', 'decide_url'])],
         },
+        trigger: {
+          description: 'How the run was started (`http`, `api`, `grpc`, `mcp`, `schedule`); a schedule names its schedule and tick.',
+          oneOf: [{ type: 'null' }, object({ type: str, schedule_id: str, scheduled_at: { type: 'string', format: 'date-time' } }, ['type'])],
+        },
       },
       ['id', 'workflow', 'status', 'status_url', 'events_url'],
     ),

@@ -11,6 +11,7 @@ import { authPaths, iamPaths } from './paths/auth.js';
 import { artifactPaths, versionPaths } from './paths/definitions.js';
 import { approvalPaths, runPaths } from './paths/runs.js';
 import { systemPaths } from './paths/system.js';
+import { schedulePaths } from './paths/schedules.js';
 
 export interface OpenApiSources {
   workflows: WorkflowRegistry;
@@ -31,6 +32,7 @@ export function buildOpenApi({ workflows, models, crudEnabled }: OpenApiSources)
     ...approvalPaths(),
     ...artifactPaths(),
     ...versionPaths(),
+    ...schedulePaths(),
     ...(crudEnabled ? modelPaths(models, schemas) : {}),
   };
   return {

@@ -86,10 +86,16 @@ export type RunStarted = {
   input: JsonObject;
   principal?: RunPrincipal | null;
   trigger: string;
+  /** With trigger `schedule`: which tick started the run. */
+  schedule?: ScheduleTrigger;
   first_step?: string | null;
   /** The run that started this one as its child (child workflows); absent for a top-level run. */
   parent_run_id?: string | null;
 };
+
+export type ScheduleTrigger = { type: 'schedule'; schedule_id: string; scheduled_at: string };
+/** How a run was started, as run detail shows it. */
+export type RunTrigger = { type: string; schedule_id?: string; scheduled_at?: string };
 
 export type LlmTurn = {
   iteration: number;

@@ -23,6 +23,7 @@ export interface RunRow {
   last_seq: number;
   created_at: string;
   updated_at: string;
+  trigger?: JsonObject | null;
 }
 
 /** Typed by the contract the client library reads (src/contract/types.ts). */
@@ -40,6 +41,7 @@ export function runDescriptor(row: RunRow): RunDescriptor {
     pause_requested: row.pause_requested,
     created_at: row.created_at,
     updated_at: row.updated_at,
+    trigger: (row.trigger as RunDescriptor['trigger']) ?? null,
     status_url: `/api/runs/${row.id}`,
     events_url: `/api/runs/${row.id}/events`,
     approval: approval
@@ -73,6 +75,7 @@ export function descriptorOfState(state: RunState): RunDescriptor {
     last_seq: state.version,
     created_at: state.createdAt,
     updated_at: state.updatedAt,
+    trigger: state.trigger,
   });
 }
 

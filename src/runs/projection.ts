@@ -25,6 +25,7 @@ function stateOf(row: Row): RunState {
     pauseRequestedBy: row.pause_requested === true ? '' : null,
     createdAt: String(row.created_at),
     updatedAt: String(row.updated_at),
+    trigger: (row.trigger as RunState['trigger']) ?? null,
   };
 }
 
@@ -46,6 +47,7 @@ function rowOf(state: RunState): Row {
     last_seq: state.version,
     created_at: state.createdAt,
     updated_at: state.updatedAt,
+    trigger: state.trigger,
   };
 }
 

@@ -1,6 +1,6 @@
 // A run's state, folded from its journal: what the executor resumes from and the read model shows.
 import type { JsonObject, JsonValue } from '../kernel/json.js';
-import type { Approval, ApprovalDecided, RecordedRunEvent, RunError, RunEvent, RunPrincipal } from './events.js';
+import type { Approval, ApprovalDecided, RecordedRunEvent, RunError, RunEvent, RunPrincipal, RunTrigger } from './events.js';
 import { applyChanges } from '../workflows/template.js';
 
 /** The state names who started the run as its run_started event does. */
@@ -42,6 +42,8 @@ export interface RunState {
   decided: ApprovalDecided | null;
   createdAt: string;
   updatedAt: string;
+  /** As run_started says: `{type}`, with a schedule's tick for `schedule`. */
+  trigger: RunTrigger | null;
 }
 
 export const initialRunState: RunState = {
@@ -65,6 +67,7 @@ export const initialRunState: RunState = {
   decided: null,
   createdAt: '',
   updatedAt: '',
+  trigger: null,
 };
 
 export function isTerminal(status: RunStatus): boolean {
@@ -91,6 +94,7 @@ export function evolveRun(state: RunState, event: RunEvent, at: string, position
         nextStep: payload.first_step ?? null,
         status: 'queued',
         createdAt: at,
+        trigger: payload.schedule ?? { type: payload.trigger },
       };
     }
     case 'step_started':

@@ -1,5 +1,6 @@
 // Workflow documents: the typed shape the engine runs (DESIGN section 3).
 import type { ProjectDocument } from '../project/documents.js';
+import { toSchedules, type ScheduleDefinition } from './schedules.js';
 
 export const STEP_KINDS = ['Functional', 'Agent', 'MCP', 'APICall', 'Router', 'Response', 'ModelOp', 'HumanInTheLoop'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
@@ -43,6 +44,7 @@ export interface WorkflowDefinition {
     inputSchema: SchemaReference | null;
     responseSchema: SchemaReference | null;
     mcpEnabled: boolean;
+    schedules: ScheduleDefinition[];
   };
   output: string | null;
   steps: StepDefinition[];
@@ -76,6 +78,7 @@ export function toWorkflowDefinition(document: ProjectDocument): WorkflowDefinit
       inputSchema: schemaReference(trigger.input_schema),
       responseSchema: schemaReference(trigger.response_schema),
       mcpEnabled: mcp.enabled === true,
+      schedules: toSchedules(trigger.schedule),
     },
     output: typeof spec.output === 'string' ? spec.output : null,
     steps: steps.map((raw, index) => toStep(asRecord(raw), index)),

@@ -4,12 +4,13 @@ import { asRecord, END, ROUTER_OPERATORS, STEP_KINDS, type StepDefinition, type 
 import { resolveSchema } from './schemas.js';
 import { NAME_PATTERN, type Add, type Finding, type ValidationInput } from './findings.js';
 import { artifactRefs, validateAgent, validateHuman } from './validateSteps.js';
+import { validateScheduleInputs, validateSchedules } from './schedules.js';
 
 const STEP_ID = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 const WORKFLOW_KEYS = new Set(['kind', 'version', 'metadata', 'spec']);
 const METADATA_KEYS = new Set(['name', 'schema_version', 'description', 'required_scope', 'required_group', 'enabled', 'labels']);
 const SPEC_KEYS = new Set(['context', 'trigger', 'output', 'steps']);
-const TRIGGER_KEYS = new Set(['http', 'input_schema', 'response_schema', 'mcp']);
+const TRIGGER_KEYS = new Set(['http', 'input_schema', 'response_schema', 'mcp', 'schedule']);
 const STEP_KEYS: Record<string, string[]> = {
   Functional: ['runner', 'params'],
   Router: ['condition', 'match'],
@@ -51,6 +52,7 @@ function validateWorkflow(workflow: WorkflowDefinition, input: ValidationInput):
   unknownKeys(spec, SPEC_KEYS).forEach((k) => add('V001', 'error', `unknown key spec.${k}`));
   unknownKeys(trigger, TRIGGER_KEYS).forEach((k) => add('V001', 'error', `unknown key spec.trigger.${k}`));
   if (!Array.isArray(spec.steps) || spec.steps.length === 0) add('V001', 'error', 'spec.steps must list at least one step');
+  validateSchedules(trigger.schedule, add);
 
   for (const name of [workflow.requiredScope, workflow.requiredGroup]) {
     if (name !== null && !NAME_PATTERN.test(name)) add('V021', 'error', `scope or group "${name}" must match ^[\\w:.\\-/]+$`);
@@ -69,6 +71,7 @@ function validateWorkflow(workflow: WorkflowDefinition, input: ValidationInput):
   ] as const) {
     const resolved = resolveSchema(workflow, reference, role, models);
     if ('problem' in resolved) add('V009', 'error', `${role}_schema: ${resolved.problem}`);
+    else if (role === 'input') validateScheduleInputs(workflow.trigger.schedules, resolved.schema, add);
   }
   for (const model of workflow.contextModels) if (!models.versions(model).length) add('V007', 'error', `spec.context names unknown model ${model}`);
 

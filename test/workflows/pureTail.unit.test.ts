@@ -11,7 +11,7 @@ function workflow(steps: Pick<StepDefinition, 'id' | 'kind' | 'routes'>[]): Work
     requiredScope: null,
     requiredGroup: null,
     contextModels: [],
-    trigger: { path: null, method: 'POST', isPublic: false, inputSchema: null, responseSchema: null, mcpEnabled: false },
+    trigger: { path: null, method: 'POST', isPublic: false, inputSchema: null, responseSchema: null, mcpEnabled: false, schedules: [] },
     output: null,
     steps: steps.map((s) => ({ ...s, config: {} })),
     file: 'w.yaml',

@@ -63,7 +63,9 @@ describe('runs over HTTP', function () {
           'status_url',
           'events_url',
           'approval',
+          'trigger',
         );
+        expect(['api', 'http'], 'how the run was started').to.include(run.trigger.type);
       }
       const theirs = await client(service.url, peer.token).get('/api/runs');
       expect(theirs.body.map((r: { id: string }) => r.id)).to.deep.equal([peerRun]);

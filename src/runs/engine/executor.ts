@@ -12,7 +12,7 @@ import type { Clock } from '../../kernel/clock.js';
 import { newId } from '../../kernel/ids.js';
 import type { JsonObject } from '../../kernel/json.js';
 import type { Logger } from '../../kernel/logger.js';
-import { asRunEvent, isControlEvent, runEvent, runIdOf, runStream, type RunPrincipal } from '../events.js';
+import { asRunEvent, isControlEvent, runEvent, runIdOf, runStream, type RunPrincipal, type ScheduleTrigger } from '../events.js';
 import type { WorkflowDefinition } from '../../workflows/definition.js';
 import type { WorkflowRegistry } from '../../workflows/registry.js';
 import type { AgentDeps } from './agentSetup.js';
@@ -46,8 +46,9 @@ export interface StartRun {
   input: JsonObject;
   principal: RunPrincipal | null;
   trigger: string;
-  /** The id an Idempotency-Key was claimed for (runs/idempotency); else a new one. */
+  /** A run id chosen ahead: an Idempotency-Key's claim or a schedule's tick (run_started then opens the stream only once, whoever tries). */
   runId?: string;
+  schedule?: ScheduleTrigger;
 }
 
 export interface StartedRun {
@@ -274,7 +275,7 @@ function interrupt(drive: Drive, type: string): void {
   if (type === 'run_aborted') drive.aborted.abort();
 }
 
-function runStarted(runId: string, { workflow, input, principal, trigger }: StartRun) {
+function runStarted(runId: string, { workflow, input, principal, trigger, schedule }: StartRun) {
   return runEvent('run_started', {
     run_id: runId,
     workflow: workflow.name,
@@ -282,6 +283,7 @@ function runStarted(runId: string, { workflow, input, principal, trigger }: Star
     input,
     principal,
     trigger,
+    ...(schedule ? { schedule } : {}),
     first_step: workflow.steps[0]?.id ?? null,
   });
 }

@@ -11,6 +11,7 @@ import type { WorkflowDefinition } from '../../workflows/definition.js';
 import { resolveSchema } from '../../workflows/schemas.js';
 import type { RunExecutor, StartRun } from '../engine/executor.js';
 import { notRecordedError } from '../engine/recording.js';
+import type { ScheduleTrigger } from '../events.js';
 import { isTerminal, type RunState } from '../state.js';
 import type { IdempotencyKeys } from '../idempotency/keys.js';
 import { passGate } from './gate.js';
@@ -34,6 +35,13 @@ export interface RunStartRequest {
   trigger: string;
   /** An Idempotency-Key and who sent it (HTTP triggers): a repeat answers with the key's first run. */
   idempotency?: { key: string; caller: string } | undefined;
+}
+
+export interface ScheduledStart {
+  workflow: WorkflowDefinition;
+  input: JsonObject;
+  runId: string;
+  schedule: ScheduleTrigger;
 }
 
 /** A started run the journal holds: ended (`state` terminal, its end journaled), or going on. */
@@ -113,6 +121,19 @@ export class RunStarter {
     const state = await this.deps.idempotency.runState(runId, this.deps.syncTimeoutMs, untilEnd);
     if (!state) throw new UnavailableError(`The run of this Idempotency-Key is not journaled yet; retry`, { runId });
     return state;
+  }
+
+  /**
+   * Starts a schedule's run under the id its tick reserved, journaled before this returns; with
+   * `wait`, waits for it within the sync timeout. No caller: the schedule is part of the deployment.
+   * A second start of the same id fails with VersionConflictError (its run_started exists).
+   */
+  async startScheduled(request: ScheduledStart, wait: boolean): Promise<SettledRun> {
+    const { workflow, runId, schedule } = request;
+    const input = this.validatorOf(workflow, 'body').parse(request.input);
+    const started = await this.deps.executor.startRun({ workflow, input, principal: null, trigger: 'schedule', runId, schedule }, true);
+    const state = wait ? await settleWithin(started.finished, this.deps.syncTimeoutMs) : undefined;
+    return { runId, state: state ?? started.journaled };
   }
 
   /** The gate, then the input checks: nothing starts when either refuses. */
