@@ -3,7 +3,7 @@ import type { Queryable } from '../db/pool.js';
 import type { RunRow } from './present.js';
 
 const COLUMNS = `id, workflow, schema_version, status, input, output, error, status_code, current_step, principal_id, tenant,
-  approval, pause_requested, last_seq, created_at, updated_at`;
+  approval, pause_requested, wake_at, last_seq, created_at, updated_at`;
 
 export interface RunFilter {
   /** Only this principal's runs (null: everyone's, for iam:admin). */

@@ -1,7 +1,7 @@
 // Workflow documents: the typed shape the engine runs (DESIGN section 3).
 import type { ProjectDocument } from '../project/documents.js';
 
-export const STEP_KINDS = ['Functional', 'Agent', 'MCP', 'APICall', 'Router', 'Response', 'ModelOp', 'HumanInTheLoop'] as const;
+export const STEP_KINDS = ['Functional', 'Agent', 'MCP', 'APICall', 'Router', 'Response', 'ModelOp', 'HumanInTheLoop', 'Wait'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 /** Kinds that wait on the outside world: their presence makes a workflow "slow". */
 export const SLOW_KINDS: readonly StepKind[] = ['Agent', 'MCP', 'APICall'];

@@ -210,6 +210,7 @@ export class RunExecutor {
       control.unsubscribe();
       this.active.delete(drive.runId);
       if (drive.holdsLease) await releaseLease(this.options.store.pool, drive.runId, this.owner).catch(() => undefined);
+      this.claims.driveEnded();
     }
     // What the journal holds, not what this drive had in hand: an answer never reports an outcome
     // that was not recorded (a failure the drive could not journal, steps a lost commit dropped).
@@ -266,9 +267,10 @@ export class RunExecutor {
   }
 }
 
-/** A control event reached the drive: it is taken in before the next step; an abort also cancels the model call in flight. */
+/** A control event reached the drive: it is taken in before the next step (a hold for a wake ends); an abort also cancels the model call in flight. */
 function interrupt(drive: Drive, type: string): void {
   drive.interrupted = true;
+  drive.nudge();
   if (type === 'run_aborted') drive.aborted.abort();
 }
 
