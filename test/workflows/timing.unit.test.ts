@@ -1,7 +1,8 @@
 // Durations and retry backoff (pure): parsing, the interval growth and its cap, full jitter, and
 // which failures are retried. Properties are checked over seeded random draws.
 import { expect } from 'chai';
-import type { StepDefinition } from '../../src/workflows/definition.js';
+import { toWorkflowDefinition, type StepDefinition } from '../../src/workflows/definition.js';
+import { workflowSummary } from '../../src/workflows/manifest.js';
 import { MAX_DURATION_MS, parseDateTime, parseDuration } from '../../src/workflows/durations.js';
 import { isRetried, retryIntervalMs, retryPolicyOf, type RetryPolicy } from '../../src/workflows/retry.js';
 
@@ -120,5 +121,17 @@ describe('retry backoff', () => {
     expect(shorthand).to.include({ maxAttempts: 3, initialIntervalMs: 100, maxIntervalMs: 2000, jitter: false });
     expect(shorthand.nonRetryable).to.deep.equal(['HttpClientError']);
     expect([1, 2].map((n) => retryIntervalMs(shorthand, n))).to.deep.equal([100, 200]);
+  });
+});
+
+describe('the manifest of a workflow with a Wait step', () => {
+  it('does not count Wait as a slow kind', () => {
+    const steps = [
+      { id: 'nap', kind: 'Wait', duration: '1s' },
+      { id: 'done', kind: 'Response', mapping: {} },
+    ];
+    const workflow = toWorkflowDefinition({ kind: 'Workflow', name: 'w', version: 'v1', file: 'w.yaml', body: { spec: { steps } } });
+    expect(workflowSummary(workflow)).to.include({ has_slow_steps: false });
+    expect(workflowSummary(workflow).slow_kinds_present).to.deep.equal([]);
   });
 });
