@@ -33,6 +33,8 @@ export interface BenchReport {
 export interface Benchmark {
   name: string;
   description: string;
+  /** Longer than bench/run.ts's default limit (a large setup). */
+  timeoutMs?: number;
   run(): Promise<BenchReport>;
 }
 

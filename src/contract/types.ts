@@ -17,7 +17,8 @@ export type Identity = {
   tenant?: string;
 };
 
-export type RunStatus = 'queued' | 'running' | 'waiting_human' | 'waiting_approval' | 'paused' | 'completed' | 'failed' | 'aborted';
+export type RunStatus =
+  'queued' | 'running' | 'waiting_human' | 'waiting_approval' | 'waiting_retry' | 'waiting_timer' | 'paused' | 'completed' | 'failed' | 'aborted';
 
 export type PendingApprovalRef = {
   approval_id: string;
@@ -38,6 +39,8 @@ export type RunDescriptor = {
   current_step: string | null;
   /** A pause was asked for while a step runs: the run reports `paused` once that step's outcome is journaled. */
   pause_requested: boolean;
+  /** When a run waiting for a retry or a timer goes on (kept while it is paused); null otherwise. */
+  wake_at: string | null;
   created_at: string;
   updated_at: string;
   status_url: string;

@@ -1,6 +1,8 @@
 // Shared OpenAPI components: the bearer scheme and the shapes every family answers with.
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { anyObject, bool, int, object, ref, str, strings, uuid } from './builders.js';
+import { RUN_EVENT_TYPES } from '../runs/events.js';
+import { STEP_KINDS } from '../workflows/definition.js';
 
 const httpUrl: OpenAPIV3_1.SchemaObject = { type: 'string', pattern: '^https?://' };
 const registryEntry = { name: str, version: str, enabled: bool };
@@ -88,12 +90,20 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         id: uuid,
         workflow: str,
         schema_version: str,
-        status: { type: 'string', enum: ['queued', 'running', 'waiting_human', 'waiting_approval', 'paused', 'completed', 'failed', 'aborted'] },
+        status: {
+          type: 'string',
+          enum: ['queued', 'running', 'waiting_human', 'waiting_approval', 'waiting_retry', 'waiting_timer', 'paused', 'completed', 'failed', 'aborted'],
+        },
         input: anyObject,
         output: {},
         error: { type: ['object', 'null'] },
         current_step: { type: ['string', 'null'] },
         pause_requested: { type: 'boolean', description: 'A pause was asked for while a step runs; the run becomes paused once that step is journaled.' },
+        wake_at: {
+          type: ['string', 'null'],
+          format: 'date-time',
+          description: 'When a run in waiting_retry or waiting_timer goes on (kept while it is paused); null otherwise.',
+        },
         created_at: { type: 'string', format: 'date-time' },
         updated_at: { type: 'string', format: 'date-time' },
         status_url: str,
@@ -108,15 +118,18 @@ export const components: OpenAPIV3_1.ComponentsObject = {
       },
       ['id', 'workflow', 'status', 'status_url', 'events_url'],
     ),
-    RunEvent: object({ run_id: uuid, seq: int, ts: { type: 'string', format: 'date-time' }, type: str, agent_id: str, engine: str, payload: anyObject }, [
-      'run_id',
-      'seq',
-      'ts',
-      'type',
-      'agent_id',
-      'engine',
-      'payload',
-    ]),
+    RunEvent: object(
+      {
+        run_id: uuid,
+        seq: int,
+        ts: { type: 'string', format: 'date-time' },
+        type: { type: 'string', enum: [...RUN_EVENT_TYPES] },
+        agent_id: str,
+        engine: str,
+        payload: anyObject,
+      },
+      ['run_id', 'seq', 'ts', 'type', 'agent_id', 'engine', 'payload'],
+    ),
     Approval: object(
       {
         approval_id: uuid,
@@ -168,7 +181,7 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         public: bool,
         has_slow_steps: bool,
         slow_kinds_present: strings,
-        steps: { type: 'array', items: object({ id: str, kind: str }, ['id', 'kind']) },
+        steps: { type: 'array', items: object({ id: str, kind: { type: 'string', enum: [...STEP_KINDS] } }, ['id', 'kind']) },
       },
       ['name', 'trigger_path', 'trigger_method', 'public', 'has_slow_steps', 'slow_kinds_present', 'steps'],
     ),

@@ -8,7 +8,8 @@ import { asRunEvent, runEvent, runStream, type RunEvent } from './events.js';
 
 export type ControlAction = 'pause' | 'resume' | 'abort' | 'steer';
 
-const WAITING_ON_PERSON: readonly RunStatus[] = ['waiting_human', 'waiting_approval'];
+/** Nothing of the run runs in these: a pause takes effect at once. */
+const AT_REST: readonly RunStatus[] = ['waiting_human', 'waiting_approval', 'waiting_retry', 'waiting_timer'];
 
 /** Pure: the control event for the action, or a 409 when the run is not in a state that takes it. */
 export function decideControl(state: RunState, action: ControlAction, by: string, message?: string): RunEvent | null {
@@ -17,9 +18,9 @@ export function decideControl(state: RunState, action: ControlAction, by: string
   switch (action) {
     case 'pause':
       if (state.status === 'paused' || state.pauseRequestedBy !== null) return null;
-      // Paused at once only when nothing of the run is running (it waits on a person); otherwise the
-      // executor pauses it once the step in flight has its outcome journaled.
-      return WAITING_ON_PERSON.includes(state.status) ? runEvent('paused', { by }) : runEvent('pause_requested', { by });
+      // Paused at once only when nothing of the run is running (it waits on a person or a time);
+      // otherwise the executor pauses it once the step in flight has its outcome journaled.
+      return AT_REST.includes(state.status) ? runEvent('paused', { by }) : runEvent('pause_requested', { by });
     case 'resume':
       if (state.status !== 'paused' && state.pauseRequestedBy === null) throw new ConflictError(`Run is ${state.status}, not paused`);
       return runEvent('resumed', { by });

@@ -123,6 +123,14 @@ export type AgentProgress = {
 
 type ByWhom = { by: string };
 
+/** A failed attempt of a step with `retry`: the step runs again at `next_attempt_at` (attempt + 1). */
+export type StepAttemptFailed = {
+  attempt: number;
+  error: RunError & { name: string };
+  next_attempt_at: string;
+  duration_ms: number;
+} & StepReport;
+
 export interface RunEventPayloads {
   run_started: RunStarted;
   step_started: Record<string, never>;
@@ -144,6 +152,10 @@ export interface RunEventPayloads {
   run_failed: { error: RunError; status_code?: number };
   /** `approval_id`: the approval the run waited on, cancelled with it. */
   run_aborted: ByWhom & { reason: string; approval_id?: string };
+  step_attempt_failed: StepAttemptFailed;
+  /** A Wait step's timer: the run waits until `fires_at`. */
+  timer_started: { fires_at: string };
+  timer_fired: { fires_at: string };
 }
 
 export const RUN_EVENT_TYPES = [
@@ -165,6 +177,9 @@ export const RUN_EVENT_TYPES = [
   'run_completed',
   'run_failed',
   'run_aborted',
+  'step_attempt_failed',
+  'timer_started',
+  'timer_fired',
 ] as const satisfies readonly (keyof RunEventPayloads)[];
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 export const TERMINAL_EVENT_TYPES: readonly RunEventType[] = ['run_completed', 'run_failed', 'run_aborted'];

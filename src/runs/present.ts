@@ -20,6 +20,7 @@ export interface RunRow {
   tenant: string | null;
   approval: JsonObject | null;
   pause_requested: boolean;
+  wake_at: string | null;
   last_seq: number;
   created_at: string;
   updated_at: string;
@@ -39,6 +40,7 @@ export function runDescriptor(row: RunRow): RunDescriptor {
     error: (row.error as RunDescriptor['error']) ?? null,
     current_step: row.current_step,
     pause_requested: row.pause_requested,
+    wake_at: row.wake_at,
     created_at: row.created_at,
     updated_at: row.updated_at,
     trigger: (row.trigger as RunDescriptor['trigger']) ?? null,
@@ -72,6 +74,7 @@ export function descriptorOfState(state: RunState): RunDescriptor {
     tenant: state.principal?.tenant ?? null,
     approval: state.approval,
     pause_requested: state.pauseRequestedBy !== null,
+    wake_at: state.wake?.at ?? null,
     last_seq: state.version,
     created_at: state.createdAt,
     updated_at: state.updatedAt,

@@ -23,6 +23,7 @@ function stateOf(row: Row): RunState {
     approval: (row.approval as RunState['approval']) ?? null,
     // The row keeps only whether a pause is pending; who asked is in the journal.
     pauseRequestedBy: row.pause_requested === true ? '' : null,
+    wake: row.wake_at ? { status: row.wake_status as 'waiting_retry' | 'waiting_timer', at: new Date(row.wake_at as string).toISOString() } : null,
     createdAt: String(row.created_at),
     updatedAt: String(row.updated_at),
     trigger: (row.trigger as RunState['trigger']) ?? null,
@@ -44,6 +45,8 @@ function rowOf(state: RunState): Row {
     tenant: state.principal?.tenant ?? null,
     approval: state.approval,
     pause_requested: state.pauseRequestedBy !== null,
+    wake_at: state.wake?.at ?? null,
+    wake_status: state.wake?.status ?? null,
     last_seq: state.version,
     created_at: state.createdAt,
     updated_at: state.updatedAt,

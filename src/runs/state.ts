@@ -7,11 +7,25 @@ import { applyChanges } from '../workflows/template.js';
 export type { RunPrincipal } from './events.js';
 
 /** Every status a run can have (run search names them, and lists every one when a caller names none). */
-export const RUN_STATUSES = ['queued', 'running', 'waiting_human', 'waiting_approval', 'paused', 'completed', 'failed', 'aborted'] as const;
+export const RUN_STATUSES = [
+  'queued',
+  'running',
+  'waiting_human',
+  'waiting_approval',
+  'waiting_retry',
+  'waiting_timer',
+  'paused',
+  'completed',
+  'failed',
+  'aborted',
+] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'aborted'];
 /** Nothing of the run runs: it waits for a resume or a decision (not for a worker). */
 export const WAITING_STATUSES: readonly RunStatus[] = ['paused', 'waiting_human', 'waiting_approval'];
+/** Nothing of the run runs until a time: a step's next attempt, or a Wait step's timer. Claims pick it up then. */
+export type TimedStatus = 'waiting_retry' | 'waiting_timer';
+export const TIMED_STATUSES: readonly RunStatus[] = ['waiting_retry', 'waiting_timer'];
 
 export interface RunState {
   exists: boolean;
@@ -40,6 +54,8 @@ export interface RunState {
   approval: Approval | null;
   /** The decision on the last approval, until the step that asked for it completes. */
   decided: ApprovalDecided | null;
+  /** The time the run waits for (kept while it is paused, so a resume returns to waiting). */
+  wake: { status: TimedStatus; at: string } | null;
   createdAt: string;
   updatedAt: string;
   /** As run_started says: `{type}`, with a schedule's tick for `schedule`. */
@@ -65,6 +81,7 @@ export const initialRunState: RunState = {
   steers: [],
   approval: null,
   decided: null,
+  wake: null,
   createdAt: '',
   updatedAt: '',
   trigger: null,
@@ -79,6 +96,7 @@ const waitingOn = (approval: Approval): RunStatus => (approval.kind === 'tool' ?
 /** Folds one journal event; `at` is when it was recorded. */
 export function evolveRun(state: RunState, event: RunEvent, at: string, position: number): RunState {
   const next: RunState = { ...state, version: position, updatedAt: at };
+  if (isTimedEvent(event)) return evolveTimed(state, next, event);
   switch (event.type) {
     case 'run_started': {
       const { payload } = event.data;
@@ -98,12 +116,14 @@ export function evolveRun(state: RunState, event: RunEvent, at: string, position
       };
     }
     case 'step_started':
-      return isTerminal(state.status) ? next : { ...next, currentStep: event.data.agent_id, status: state.status === 'paused' ? 'paused' : 'running' };
+      if (isTerminal(state.status)) return next;
+      return { ...next, currentStep: event.data.agent_id, status: state.status === 'paused' ? 'paused' : 'running', wake: null };
     case 'step_completed':
     case 'step_failed': {
       const { payload } = event.data;
       return {
         ...next,
+        wake: null,
         context: applyChanges(state.context, payload.changes),
         nextStep: payload.next ?? null,
         currentStep: event.data.agent_id,
@@ -147,14 +167,32 @@ function evolveControl(state: RunState, next: RunState, event: RunEvent<'pause_r
       if (state.status !== 'paused') return { ...next, pauseRequestedBy: null };
       // A run paused while it waited on an approval goes back to waiting on that same approval.
       if (state.approval) return { ...next, status: waitingOn(state.approval) };
+      if (state.wake) return { ...next, status: state.wake.status };
       return { ...next, status: 'queued' };
     case 'steered':
       return { ...next, steers: [...state.steers, event.data.payload.message] };
   }
 }
 
+type TimedEvent = RunEvent<'step_attempt_failed' | 'timer_started' | 'timer_fired'>;
+const isTimedEvent = (event: RunEvent): event is TimedEvent => ['step_attempt_failed', 'timer_started', 'timer_fired'].includes(event.type);
+
+function evolveTimed(state: RunState, next: RunState, event: TimedEvent): RunState {
+  if (isTerminal(state.status)) return next;
+  // A pause that took effect first keeps the run paused; the wake is kept for its resume.
+  const status = (waiting: RunStatus): RunStatus => (state.status === 'paused' ? 'paused' : waiting);
+  switch (event.type) {
+    case 'step_attempt_failed':
+      return { ...next, status: status('waiting_retry'), wake: { status: 'waiting_retry', at: event.data.payload.next_attempt_at } };
+    case 'timer_started':
+      return { ...next, status: status('waiting_timer'), wake: { status: 'waiting_timer', at: event.data.payload.fires_at } };
+    case 'timer_fired':
+      return { ...next, status: status('running'), wake: null };
+  }
+}
+
 function evolveEnd(next: RunState, event: RunEvent<'run_completed' | 'run_failed' | 'run_aborted'>): RunState {
-  const ended = { ...next, approval: null, pauseRequestedBy: null };
+  const ended = { ...next, approval: null, pauseRequestedBy: null, wake: null };
   switch (event.type) {
     case 'run_completed':
       return { ...ended, status: 'completed', output: event.data.payload.output ?? null, statusCode: event.data.payload.status_code ?? 201 };

@@ -5,6 +5,7 @@ import { resolveSchema } from './schemas.js';
 import { NAME_PATTERN, type Add, type Finding, type ValidationInput } from './findings.js';
 import { artifactRefs, validateAgent, validateHuman } from './validateSteps.js';
 import { validateScheduleInputs, validateSchedules } from './schedules.js';
+import { validateTiming } from './validateTiming.js';
 
 const STEP_ID = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 const WORKFLOW_KEYS = new Set(['kind', 'version', 'metadata', 'spec']);
@@ -20,6 +21,7 @@ const STEP_KEYS: Record<string, string[]> = {
   MCP: ['mcp', 'response'],
   Agent: ['mode', 'agent'],
   HumanInTheLoop: ['ui', 'human_feedback', 'output_key', 'auth', 'expires_in_s'],
+  Wait: ['duration', 'until'],
 };
 /** Signals a kind can emit besides what routes name (V004). */
 const SIGNALS: Record<string, string[]> = {
@@ -28,6 +30,8 @@ const SIGNALS: Record<string, string[]> = {
   APICall: ['default', 'error'],
   MCP: ['default', 'error'],
   HumanInTheLoop: ['approve', 'reject'],
+  // A Wait with `until` may also signal error: a bad date is known only when the run reads it.
+  Wait: ['default'],
 };
 
 export function validateWorkflows(input: ValidationInput): Finding[] {
@@ -87,18 +91,22 @@ function validateWorkflow(workflow: WorkflowDefinition, input: ValidationInput):
   return findings;
 }
 
+/** `retry` is not an unknown key of any kind: validateTiming says where it belongs (V024). */
 function validateStep(workflow: WorkflowDefinition, step: StepDefinition, ids: Set<string>, input: ValidationInput, isTool: boolean, add: Add): void {
   const { models, runners } = input;
   if (!STEP_KINDS.includes(step.kind)) {
     add('V001', 'error', `unknown step kind ${String(step.kind)}`, step.id);
     return;
   }
-  unknownKeys(step.config, new Set(STEP_KEYS[step.kind])).forEach((k) => add('V001', 'error', `unknown key ${k} for a ${step.kind} step`, step.id));
+  unknownKeys(step.config, new Set([...STEP_KEYS[step.kind]!, 'retry'])).forEach((k) =>
+    add('V001', 'error', `unknown key ${k} for a ${step.kind} step`, step.id),
+  );
   for (const [signal, target] of Object.entries(step.routes)) {
     if (target !== END && !ids.has(target)) add('V003', 'error', `route ${signal} -> ${target}: no such step`, step.id);
   }
   let emitted = step.kind === 'ModelOp' && ['create', 'list'].includes(String(step.config.operation)) ? ['default', 'error'] : (SIGNALS[step.kind] ?? []);
   if (step.kind === 'HumanInTheLoop' && step.config.expires_in_s !== undefined) emitted = [...emitted, 'expired'];
+  if (step.kind === 'Wait' && step.config.until !== undefined) emitted = [...emitted, 'error'];
   // A step used as an Agent tool answers the agent, not the routes.
   for (const signal of isTool ? [] : emitted) {
     if (signal === 'default' || signal in step.routes) continue;
@@ -129,6 +137,7 @@ function validateStep(workflow: WorkflowDefinition, step: StepDefinition, ids: S
   if (step.kind === 'APICall' && typeof asRecord(config.http).url !== 'string') add('V001', 'error', 'an APICall needs http.url', step.id);
   if (step.kind === 'Agent') validateAgent(workflow, step, input, add);
   if (step.kind === 'HumanInTheLoop') validateHuman(step, add);
+  validateTiming(step, add);
   if (step.kind === 'MCP' && typeof asRecord(config.mcp).tool !== 'string') add('V001', 'error', 'an MCP step needs mcp.tool', step.id);
   for (const { ref, expected } of artifactRefs(step)) {
     const match = /^artifact:\/\/([^@]+)(?:@(.+))?$/.exec(ref);

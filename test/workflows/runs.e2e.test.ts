@@ -58,6 +58,7 @@ describe('runs over HTTP', function () {
           'error',
           'current_step',
           'pause_requested',
+          'wake_at',
           'created_at',
           'updated_at',
           'status_url',

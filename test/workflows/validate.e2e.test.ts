@@ -87,6 +87,49 @@ describe('workflow validation', function () {
     });
   });
 
+  describe('svc validate: retry and Wait keys', () => {
+    let timing: Awaited<ReturnType<typeof validate>>;
+    const linesOf = (code: string, file: string) => timing.stdout.split('\n').filter((line) => line.startsWith(`ERROR ${code} workflows/${file}.yaml `));
+
+    before(async function () {
+      this.timeout(30_000);
+      timing = await validate('timing');
+    });
+
+    const expected: [string, string, string, RegExp[]][] = [
+      ['V023', 'badduration', 'nap', [/duration "10 minutes" is not a duration/]],
+      ['V023', 'badretry', 'again', [/retry.initial_interval "soon" is not a duration/]],
+      ['V024', 'retryonrouter', 'pick', [/retry is for steps that call out .* not a Router step/]],
+      ['V025', 'waitboth', 'nap', [/exactly one of duration and until/]],
+      ['V025', 'waitnone', 'idle', [/exactly one of duration and until/]],
+      [
+        'V026',
+        'badretry',
+        'act',
+        [/max_attempts must be an integer/, /backoff must be exponential or fixed/, /jitter must be true or false/, /max_interval is shorter/],
+      ],
+      ['V026', 'bothretries', 'call', [/http.retries are both given/]],
+      ['V027', 'baduntil', 'later', [/until "next tuesday" must be an ISO 8601 date-time/]],
+    ];
+    for (const [code, file, step, messages] of expected) {
+      it(`reports ${code} in ${file}.yaml`, () => {
+        const lines = linesOf(code, file);
+        expect(lines, timing.stdout).to.have.length(messages.length);
+        for (const message of messages)
+          expect(
+            lines.some((line) => line.includes(` step ${step}: `) && message.test(line)),
+            `${message} in\n${timing.stdout}`,
+          ).to.equal(true);
+      });
+    }
+
+    it('accepts every retry key and both kinds of Wait, and counts the errors', () => {
+      expect(timing.code).to.equal(1);
+      expect(timing.stdout).to.not.include('workflows/good.yaml');
+      expect(timing.stdout).to.match(/8 workflows, 0 models: 11 errors, 0 warnings/);
+    });
+  });
+
   describe('at boot', () => {
     it('a project with errors makes the service refuse to start, listing the findings', async () => {
       let failure: Error | undefined;

@@ -6,9 +6,9 @@ import type { AgentHost } from './agentRun.js';
 import type { AgentDeps } from './agentSetup.js';
 import { DriveStopped, type Drive } from './drive.js';
 import type { DriveWriter } from './driveWriter.js';
-import { stepEvents } from './outcome.js';
 import { isTerminal } from '../state.js';
 import { callStep, stepInput } from './stepCall.js';
+import { attemptEvents, attemptOf } from './timed.js';
 import { errorOutcome, type StepDeps, type StepOutcome } from './steps/types.js';
 
 export interface AgentStepDeps {
@@ -34,7 +34,8 @@ export async function runAgentStep(drive: Drive, step: StepDefinition, writer: D
 }
 
 async function finishStep(drive: Drive, step: StepDefinition, writer: DriveWriter, outcome: StepOutcome, durationMs: number): Promise<void> {
-  for (const event of stepEvents(drive.workflow, step, outcome, durationMs)) writer.push(drive, event);
+  const attempt = attemptOf(drive, step.id);
+  for (const event of attemptEvents({ workflow: drive.workflow, step, outcome, durationMs, attempt, now: new Date(writer.now()) })) writer.push(drive, event);
   await writer.flush(drive);
 }
 
@@ -111,7 +112,8 @@ function lastStepStart(journal: readonly RecordedRunEvent[], stepId: string): nu
   for (let i = journal.length - 1; i >= 0; i--) {
     const event = journal[i]!;
     if (event.data.agent_id !== stepId) continue;
-    if (event.type === 'step_completed' || event.type === 'step_failed') return undefined;
+    // A failed attempt closes it too: the next attempt starts afresh.
+    if (event.type === 'step_completed' || event.type === 'step_failed' || event.type === 'step_attempt_failed') return undefined;
     if (event.type === 'step_started') return i;
   }
   return undefined;

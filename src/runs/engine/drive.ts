@@ -28,6 +28,8 @@ export interface Drive {
   flushing: Promise<void>;
   /** Fires when an abort of the run arrives: a model call in flight is cancelled, not waited for. */
   aborted: AbortController;
+  /** Ends a hold for the run's wake early (a control event came in); a no-op while nothing is held. */
+  nudge: () => void;
 }
 
 export interface DriveStart {
@@ -58,6 +60,7 @@ export function newDrive(start: DriveStart): Drive {
     markDurable: start.markDurable ?? (() => undefined),
     flushing: Promise.resolve(),
     aborted: new AbortController(),
+    nudge: () => undefined,
   };
 }
 

@@ -86,7 +86,7 @@ export class RunExecutor {
     const here = { ...options, pool: store.pool, owner: this.owner };
     this.writer = new DriveWriter(store, new RunGroupCommit(store, this.owner, leaseMs, GROUP_COMMIT_LIMITS), clock);
     this.runner = new StepRunner(this.writer, here);
-    this.claims = new RunClaims(here, { activeRunIds: () => [...this.active.keys()], resume: (runId) => this.resume(runId) });
+    this.claims = new RunClaims(here, { activeRunIds: () => [...this.active.keys()], resume: (runId, leasedAt) => this.resume(runId, leasedAt) });
   }
 
   /** Listens for control events (resumes and decisions of runs not driven here), heartbeats leases, claims orphaned runs. */
@@ -150,8 +150,11 @@ export class RunExecutor {
     return this.finished.get(runId);
   }
 
-  /** Continues a run from its journal if nobody else holds it (after a restart, a resume, a decision). */
-  async resume(runId: string): Promise<void> {
+  /**
+   * Continues a run from its journal if nobody else holds it (after a restart, a resume, a decision);
+   * `leasedAt`: a claim just leased it here (performance.now() before the claim), so no lease is asked for again.
+   */
+  async resume(runId: string, leasedAt?: number): Promise<void> {
     if (this.stopped) return;
     const running = this.active.get(runId);
     if (running) {
@@ -162,16 +165,16 @@ export class RunExecutor {
     if (this.resuming.has(runId)) return;
     this.resuming.add(runId);
     try {
-      await this.resumeDrive(runId);
+      await this.resumeDrive(runId, leasedAt);
     } finally {
       this.resuming.delete(runId);
     }
   }
 
-  private async resumeDrive(runId: string): Promise<void> {
+  private async resumeDrive(runId: string, leasedAt?: number): Promise<void> {
     const { store, leaseMs, logger } = this.options;
-    const askedAt = performance.now();
-    if (!(await acquireLease(store.pool, runId, this.owner, leaseMs))) return;
+    const askedAt = leasedAt ?? performance.now();
+    if (leasedAt === undefined && !(await acquireLease(store.pool, runId, this.owner, leaseMs))) return;
     const recorded = (await store.readWholeStream(runStream(runId))).map((e) => asRunEvent(e));
     const committed = foldRun(recorded);
     const isRunnable = committed.exists && !isTerminal(committed.status) && !WAITING_STATUSES.includes(committed.status);
@@ -213,6 +216,7 @@ export class RunExecutor {
       control.unsubscribe();
       this.active.delete(drive.runId);
       if (drive.holdsLease) await releaseLease(this.options.store.pool, drive.runId, this.owner).catch(() => undefined);
+      this.claims.driveEnded();
     }
     // What the journal holds, not what this drive had in hand: an answer never reports an outcome
     // that was not recorded (a failure the drive could not journal, steps a lost commit dropped).
@@ -269,9 +273,10 @@ export class RunExecutor {
   }
 }
 
-/** A control event reached the drive: it is taken in before the next step; an abort also cancels the model call in flight. */
+/** A control event reached the drive: it is taken in before the next step (a hold for a wake ends); an abort also cancels the model call in flight. */
 function interrupt(drive: Drive, type: string): void {
   drive.interrupted = true;
+  drive.nudge();
   if (type === 'run_aborted') drive.aborted.abort();
 }
 

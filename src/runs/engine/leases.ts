@@ -70,22 +70,34 @@ export async function releaseLease(db: Queryable, runId: string, owner: string):
   await db.query('DELETE FROM svc_run_leases WHERE run_id = $1 AND owner = $2', [runId, owner]);
 }
 
-/** Claims up to `limit` runs that need a worker (queued or running) and that nobody holds. */
-export async function claimRuns(db: Queryable, owner: string, ttlMs: number, limit: number): Promise<string[]> {
-  const { rows } = await db.query<{ run_id: string }>(
-    `WITH candidates AS (
+/** claimRuns' statement ($1 owner, $2 lease ms, $3 limit); exported for the test that checks its plan. */
+export const CLAIM_RUNS_SQL = `WITH due AS (
+       SELECT r.id FROM svc_runs r
+       WHERE r.status IN ('waiting_retry', 'waiting_timer') AND r.wake_at <= now()
+         AND NOT EXISTS (SELECT 1 FROM svc_run_leases l WHERE l.run_id = r.id AND l.expires_at > now())
+       ORDER BY r.wake_at LIMIT $3
+       FOR UPDATE OF r SKIP LOCKED
+     ), orphaned AS (
        SELECT r.id FROM svc_runs r
        WHERE r.status IN ('queued', 'running')
          AND NOT EXISTS (SELECT 1 FROM svc_run_leases l WHERE l.run_id = r.id AND l.expires_at > now())
        ORDER BY r.updated_at LIMIT $3
        FOR UPDATE OF r SKIP LOCKED
+     ), candidates AS (
+       SELECT id FROM (SELECT id, 0 AS rank FROM due UNION ALL SELECT id, 1 FROM orphaned) c ORDER BY rank LIMIT $3
      )
      INSERT INTO svc_run_leases (run_id, owner, expires_at)
      SELECT id, $1, now() + $2 * interval '1 millisecond' FROM candidates
      ON CONFLICT (run_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
        WHERE svc_run_leases.expires_at <= now()
-     RETURNING run_id`,
-    [owner, ttlMs, limit],
-  );
+     RETURNING run_id`;
+
+/**
+ * Claims up to `limit` runs that need a worker and that nobody holds: runs whose wait for a time is
+ * over (a retry, a timer: through the partial index on wake_at, oldest due first), then queued or
+ * running runs (their process died, or they were resumed elsewhere).
+ */
+export async function claimRuns(db: Queryable, owner: string, ttlMs: number, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ run_id: string }>(CLAIM_RUNS_SQL, [owner, ttlMs, limit]);
   return rows.map((r) => r.run_id);
 }

@@ -8,6 +8,7 @@ import type { ApprovalDecided, RunEvent, RunPrincipal, StepFinished } from '../e
 import { humanOutcome } from './steps/human.js';
 import { STEP_EXECUTORS } from './steps/index.js';
 import type { StepDeps, StepOutcome } from './steps/types.js';
+import { waitFiresAt } from './steps/wait.js';
 import { applyChanges, publicChanges, render } from '../../workflows/template.js';
 
 export interface ReplayLine {
@@ -60,6 +61,11 @@ async function replayStep(
       ? { step: step.id, kind: step.kind, verdict: 'SAME' }
       : { step: step.id, kind: step.kind, verdict: 'DIFF', detail: differences.join('; ') };
   if (step.kind === 'Agent') return { step: step.id, kind: step.kind, verdict: 'KEPT', detail: AGENT_KEPT };
+  if (step.kind === 'Wait') {
+    // The time is not waited out again: only whether the step would fire or fail on its date.
+    const signal = 'failed' in waitFiresAt(step, context, new Date()) ? 'error' : 'default';
+    return line(signal === recorded.signal ? [] : [`signal ${String(recorded.signal)} -> ${signal}`]);
+  }
   if (step.kind === 'ModelOp') {
     // Writes are not repeated: compare what the step would write now with what it wrote then.
     const operation = String(step.config.operation);

@@ -12,16 +12,20 @@ import { DriveStopped, type Drive } from './drive.js';
 import type { DriveWriter } from './driveWriter.js';
 import { keepLease } from './leases.js';
 import { finalOutcome, stepEvents } from './outcome.js';
-import { isTerminal, WAITING_STATUSES } from '../state.js';
+import { isTerminal, TIMED_STATUSES, WAITING_STATUSES } from '../state.js';
 import { callStep, stepInput } from './stepCall.js';
 import { humanApproval, humanOutcome } from './steps/human.js';
-import type { StepDeps } from './steps/types.js';
+import { NO_CHANGES, type StepDeps } from './steps/types.js';
+import { waitFiresAt } from './steps/wait.js';
+import { attemptEvents, attemptOf, untilWake } from './timed.js';
 
 export interface StepRunnerOptions {
   pool: Pool;
   /** This process, as run leases name it. */
   owner: string;
   leaseMs: number;
+  /** How long a wait (a retry, a timer) may be held in this process; longer ones release the run to claims. */
+  claimIntervalMs: number;
   steps: StepDeps;
   /** AgentModels and artifacts for Agent steps. */
   agents?: AgentDeps | undefined;
@@ -47,6 +51,12 @@ export class StepRunner {
       await this.writer.pauseIfRequested(drive);
       const { status, nextStep } = drive.state;
       if (isTerminal(status) || WAITING_STATUSES.includes(status)) break;
+      if (TIMED_STATUSES.includes(status)) {
+        const wake = await untilWake(drive, this.options.clock.now(), this.options.claimIntervalMs);
+        if (wake === 'far') break;
+        // Held: control events may have come in, and the wake may be due now; the loop looks again.
+        if (wake === 'held') continue;
+      }
       if (nextStep === null) {
         await this.finish(drive);
         break;
@@ -61,7 +71,8 @@ export class StepRunner {
         await this.writer.flush(drive);
         break;
       }
-      await this.runStep(drive, step);
+      if (status === 'waiting_timer') this.fireTimer(drive, step);
+      else await this.runStep(drive, step);
     }
     if (drive.pending.length > 0 && !drive.fenced) await this.writer.flush(drive);
   }
@@ -91,15 +102,19 @@ export class StepRunner {
   private async runStep(drive: Drive, step: StepDefinition): Promise<void> {
     if (step.kind === 'HumanInTheLoop') return this.runHumanStep(drive, step);
     if (step.kind === 'Agent') return runAgentStep(drive, step, this.writer, this.options);
+    if (step.kind === 'Wait') return this.startTimer(drive, step);
     const started = performance.now();
+    const attempt = attemptOf(drive, step.id);
     this.writer.push(drive, runEvent('step_started', {}, step));
     // Before anything leaves the process, the journal says the step began (it may run twice after a crash).
     if (SLOW_KINDS.includes(step.kind)) await this.writer.flush(drive);
     if (drive.fenced || isTerminal(drive.state.status)) return;
-    const input = stepInput(drive, step, this.writer.now());
+    const input = { ...stepInput(drive, step, this.writer.now()), attempt };
     await callStep(drive, this.writer, this.options.steps, input, (outcome) =>
-      stepEvents(drive.workflow, step, outcome, Math.round(performance.now() - started)),
+      attemptEvents({ workflow: drive.workflow, step, outcome, durationMs: Math.round(performance.now() - started), attempt, now: this.options.clock.now() }),
     );
+    // A failed attempt waits for the next one: journaled first, so any worker can take it up.
+    if (drive.state.wake !== null) return this.writer.flush(drive);
     // A runner may have touched the outside world: journal it before moving on, unless all that is
     // left are Router and Response steps (nothing leaves the process): then it goes out with the
     // run's end, one commit fewer. A crash before that commit runs the step again, as a crash during
@@ -126,6 +141,22 @@ export class StepRunner {
       runEvent('approval_requested', { approval: humanApproval(step, drive.workflow.name, drive.state, this.options.clock.now()) }, step),
     );
     await this.writer.flush(drive);
+  }
+
+  /** A Wait step: its timer's time journaled (timer_started), or the step's error for a bad date. */
+  private async startTimer(drive: Drive, step: StepDefinition): Promise<void> {
+    this.writer.push(drive, runEvent('step_started', {}, step));
+    const timer = waitFiresAt(step, drive.state.context, this.options.clock.now());
+    if ('failed' in timer) for (const event of stepEvents(drive.workflow, step, timer.failed, 0)) this.writer.push(drive, event);
+    else this.writer.push(drive, runEvent('timer_started', { fires_at: timer.firesAt }, step));
+    await this.writer.flush(drive);
+  }
+
+  /** The Wait step's timer is due: it fires and the step completes (journaled with what follows). */
+  private fireTimer(drive: Drive, step: StepDefinition): void {
+    const firesAt = drive.state.wake?.at ?? this.writer.now();
+    this.writer.push(drive, runEvent('timer_fired', { fires_at: firesAt }, step));
+    for (const event of stepEvents(drive.workflow, step, { signal: 'default', changes: NO_CHANGES }, 0)) this.writer.push(drive, event);
   }
 
   private async finish(drive: Drive): Promise<void> {

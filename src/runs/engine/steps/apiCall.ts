@@ -1,4 +1,4 @@
-// APICall: an HTTP request with timeout and bounded retries; request and response go into the journal.
+// APICall: one HTTP request with a timeout per attempt; request and response go into the journal.
 import { OutboundRefusedError } from '../../../kernel/errors.js';
 import type { JsonObject, JsonValue } from '../../../kernel/json.js';
 import type { OutboundFetch } from '../../../outbound/fetch.js';
@@ -7,7 +7,6 @@ import type { StepReport } from '../../events.js';
 import { errorOutcome, type StepExecutor, type StepOutcome } from './types.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
-const MAX_RETRIES = 5;
 const SECRET_HEADERS = /^(authorization|cookie|x-api-key|proxy-authorization)$/i;
 
 interface ApiResponse extends JsonObject {
@@ -15,7 +14,7 @@ interface ApiResponse extends JsonObject {
   body: JsonValue;
 }
 
-export const executeApiCall: StepExecutor = async ({ step, context }, deps) => {
+export const executeApiCall: StepExecutor = async ({ step, context, attempt = 1 }, deps) => {
   const http = render(step.config.http ?? {}, context) as JsonObject;
   const method = String(http.method ?? 'GET').toUpperCase();
   const url = String(http.url ?? '');
@@ -25,7 +24,6 @@ export const executeApiCall: StepExecutor = async ({ step, context }, deps) => {
     headers['content-type'] = 'application/json';
   }
   const timeoutMs = Math.max(1, Number(http.timeout_ms ?? DEFAULT_TIMEOUT_MS));
-  const retries = Math.min(MAX_RETRIES, Math.max(0, Number(http.retries ?? 0)));
   const request: JsonObject = {
     method,
     url,
@@ -36,34 +34,34 @@ export const executeApiCall: StepExecutor = async ({ step, context }, deps) => {
   const recorded = deps.recorded?.get(step.id);
   let response: ApiResponse | undefined;
   let failure: string | undefined;
-  let attempts = 0;
+  let failureName = 'NetworkError';
   if (recorded) {
     response = recorded.response;
     failure = recorded.failure;
   } else {
-    for (attempts = 1; attempts <= retries + 1; attempts++) {
-      try {
-        response = await send(deps.fetch, url, method, headers, body, timeoutMs);
-        failure = undefined;
-        if (response.status < 500 && response.status !== 429) break;
-      } catch (error) {
-        response = undefined;
-        failure = (error as Error).name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : (error as Error).message;
-        // The policy answers the same on every attempt.
-        if (error instanceof OutboundRefusedError) break;
-      }
-      if (attempts <= retries) await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** (attempts - 1))));
+    try {
+      response = await send(deps.fetch, url, method, headers, body, timeoutMs);
+    } catch (error) {
+      const timedOut = (error as Error).name === 'TimeoutError';
+      failure = timedOut ? `timed out after ${timeoutMs} ms` : (error as Error).message;
+      failureName = timedOut ? 'TimeoutError' : error instanceof OutboundRefusedError ? 'OutboundRefusedError' : 'NetworkError';
     }
-    attempts = Math.min(attempts, retries + 1);
   }
-  const report: StepReport = { request, ...(response ? { response } : {}), ...(failure ? { failure } : {}), attempts };
+  // One request per attempt: `retry` (or its shorthand `http.retries`) makes the engine try again, durably.
+  const report: StepReport = { request, ...(response ? { response } : {}), ...(failure ? { failure } : {}), attempts: attempt };
   if (!response || response.status >= 400) {
     const message = response ? `HTTP ${response.status} from ${method} ${url}` : `${method} ${url} failed: ${failure}`;
-    const outcome = errorOutcome(message, { step: step.id, ...(response ? { status: response.status, body: response.body } : {}) });
+    const name = response ? httpErrorName(response.status) : failureName;
+    const outcome = errorOutcome(message, { step: step.id, name, ...(response ? { status: response.status, body: response.body } : {}) });
     return { ...outcome, report };
   }
   return { signal: 'default', changes: { set: extract(step.config.response, response.body), unset: [] }, report } satisfies StepOutcome;
 };
+
+/** A status the server may answer differently later (5xx, 408, 429) is a server error; any other 4xx is final for `http.retries`. */
+function httpErrorName(status: number): string {
+  return status >= 500 || status === 408 || status === 429 ? 'HttpServerError' : 'HttpClientError';
+}
 
 async function send(
   fetch: OutboundFetch,

@@ -1,7 +1,7 @@
 // Functional: a runner from nodes/; an object merges into context, a string is the signal.
 import { isJsonObject, type JsonObject } from '../../../kernel/json.js';
 import { render } from '../../../workflows/template.js';
-import { errorOutcome, NO_CHANGES, type StepExecutor } from './types.js';
+import { errorNameOf, errorOutcome, NO_CHANGES, type StepExecutor } from './types.js';
 
 export const executeFunctional: StepExecutor = async ({ runId, step, context, visit = 0 }, deps) => {
   const runnerName = String(step.config.runner ?? '');
@@ -14,7 +14,7 @@ export const executeFunctional: StepExecutor = async ({ runId, step, context, vi
     const idempotencyKey = visit === 0 ? `${runId}:${step.id}` : `${runId}:${step.id}:${visit}`;
     result = await runner(structuredClone(context), { id: step.id, params, runId, idempotencyKey });
   } catch (error) {
-    return errorOutcome((error as Error)?.message ?? String(error), { step: step.id });
+    return errorOutcome((error as Error)?.message ?? String(error), { step: step.id, name: errorNameOf(error) });
   }
   if (result === undefined || result === null) return { signal: 'default', changes: NO_CHANGES };
   if (typeof result === 'string') return { signal: result, changes: NO_CHANGES };

@@ -5,7 +5,7 @@ import { isConnectionLoss } from '../../../db/connectionLoss.js';
 import type { JsonObject } from '../../../kernel/json.js';
 import { outboundRefusalIn } from '../../../outbound/fetch.js';
 import { readPath, render } from '../../../workflows/template.js';
-import { errorOutcome, type StepExecutor } from './types.js';
+import { errorNameOf, errorOutcome, type StepExecutor } from './types.js';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -16,7 +16,10 @@ export const executeMcp: StepExecutor = async ({ step, context, principal }, dep
   const timeoutMs = Math.max(1, Number(config.timeout_ms ?? DEFAULT_TIMEOUT_MS));
   const request: JsonObject = { server: String(config.server ?? ''), tool, arguments: args };
   const recorded = deps.recorded?.get(step.id);
-  const failed = (error: unknown) => ({ ...errorOutcome(`MCP ${tool} failed: ${(error as Error).message}`, { step: step.id }), report: { request } });
+  const failed = (error: unknown) => ({
+    ...errorOutcome(`MCP ${tool} failed: ${(error as Error).message}`, { step: step.id, name: errorNameOf(error) }),
+    report: { request },
+  });
   let result: McpToolResult;
   if (recorded?.result) {
     result = recorded.result;
@@ -39,7 +42,7 @@ export const executeMcp: StepExecutor = async ({ step, context, principal }, dep
     }
   }
   const report = { request, result };
-  if (result.is_error) return { ...errorOutcome(`MCP ${tool} answered with an error`, { step: step.id, result: result.value }), report };
+  if (result.is_error) return { ...errorOutcome(`MCP ${tool} answered with an error`, { step: step.id, name: 'McpToolError', result: result.value }), report };
   const response = (step.config.response ?? {}) as { output_key?: string; extract?: { path: string; as: string }[] };
   const set: JsonObject = {};
   if (response.output_key) set[response.output_key] = result.value;

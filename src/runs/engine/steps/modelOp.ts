@@ -10,7 +10,7 @@ import type { ModelDefinition } from '../../../models/definition.js';
 import type { RecordContext } from '../../../models/records.js';
 import type { StepDefinition } from '../../../workflows/definition.js';
 import { render } from '../../../workflows/template.js';
-import { errorOutcome, type StepDeps, type StepExecutor, type StepOutcome } from './types.js';
+import { errorNameOf, errorOutcome, type StepDeps, type StepExecutor, type StepOutcome } from './types.js';
 
 const validators = new WeakMap<ModelDefinition, ReturnType<typeof compileModelValidators>>();
 const validatorsOf = (model: ModelDefinition) => {
@@ -53,8 +53,9 @@ export const executeModelOp: StepExecutor = async ({ step, context, principal, a
   try {
     return await operate(operation, op);
   } catch (error) {
-    if (error instanceof ValidationError) return errorOutcome('payload is invalid', { step: step.id, detail: error.issues as unknown as JsonValue });
-    if (isAppError(error) && error.code !== 'CONFLICT') return errorOutcome(error.message, { step: step.id });
+    if (error instanceof ValidationError)
+      return errorOutcome('payload is invalid', { step: step.id, name: 'ValidationError', detail: error.issues as unknown as JsonValue });
+    if (isAppError(error) && error.code !== 'CONFLICT') return errorOutcome(error.message, { step: step.id, name: errorNameOf(error) });
     throw error;
   }
 };

@@ -20,6 +20,8 @@ export interface StepInput {
   at: string;
   /** How many times the run already finished this step (a Router loop comes back to it); 0 the first time. */
   visit?: number;
+  /** Which attempt of a step with `retry` this is (1-based; absent: the first). */
+  attempt?: number;
 }
 
 export interface StepOutcome {
@@ -50,6 +52,12 @@ export interface StepDeps {
 export type StepExecutor = (input: StepInput, deps: StepDeps, tx?: EventTransaction) => Promise<StepOutcome>;
 
 export const NO_CHANGES: ContextChanges = { set: {}, unset: [] };
+
+/** The name an error goes by in `_last_error.name` (what `retry.non_retryable` lists): its `name`, else its class's. */
+export function errorNameOf(error: unknown): string {
+  if (!(error instanceof Error)) return 'Error';
+  return error.name !== 'Error' ? error.name : error.constructor.name || 'Error';
+}
 
 export function errorOutcome(message: string, extra: JsonObject = {}): StepOutcome {
   return { signal: 'error', changes: { set: { _last_error: { message, ...extra } }, unset: [] } };
