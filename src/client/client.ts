@@ -1,4 +1,4 @@
-// SvcClient: run workflows (REST, SSE or gRPC-Web), read and control runs, decide approvals, model CRUD.
+// SvcClient: run workflows (REST, SSE or gRPC-Web), read and control runs, decide approvals, model CRUD, schedule admin.
 import type {
   Approval,
   DecisionRequest,
@@ -16,6 +16,7 @@ import { SvcRequestError, SvcRunFailedError, SvcRunPendingError } from './errors
 import { runOverGrpcWeb } from './grpc.js';
 import { HttpCore, readBody, readEvents } from './http.js';
 import { fetchRunPage, iterateRuns, type RunPage, type RunSearch } from './runSearch.js';
+import { scheduleAdmin } from './schedules.js';
 
 export interface SvcClientOptions {
   baseUrl: string;
@@ -61,9 +62,12 @@ export class SvcClient {
   private readonly http: HttpCore;
   private readonly manifestTtl: number;
   private readonly manifests = new Map<string, { manifest: WorkflowManifest; at: number }>();
+  /** `/admin/schedules` (deployment admins): list, pause, resume, run now, backfill. */
+  readonly schedules: ReturnType<typeof scheduleAdmin>;
 
   constructor(options: SvcClientOptions) {
     this.http = new HttpCore(options.baseUrl, options.token);
+    this.schedules = scheduleAdmin(this.http);
     this.manifestTtl = options.manifestCacheTtl ?? 60_000;
   }
 

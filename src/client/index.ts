@@ -2,5 +2,6 @@
 export { SvcAuth, type SvcAuthOptions } from './auth.js';
 export { SvcClient, type ExecuteOptions, type ListQuery, type RunEventsOptions, type SvcClientOptions, type Transport } from './client.js';
 export type { RunPage, RunSearch } from './runSearch.js';
+export type { BackfillWindow } from './schedules.js';
 export { SvcRequestError, SvcRunFailedError, SvcRunPendingError } from './errors.js';
 export type * from '../contract/types.js';

@@ -133,3 +133,20 @@ export type RunExport = {
   workflow: { name: string; schema_version: string; definition: JsonRecord | null };
   events: RunEvent[];
 };
+
+/** A schedule as `GET /admin/schedules` lists it; `next_fire_at` is null while it is paused or its workflow version disabled. */
+export type Schedule = {
+  workflow: string;
+  schema_version: string;
+  id: string;
+  cron: string;
+  timezone: string;
+  enabled: boolean;
+  paused: boolean;
+  next_fire_at: string | null;
+  last_fired_at: string | null;
+  last_run_id: string | null;
+};
+
+/** The runs a backfill started, one per tick of its window that had none. */
+export type ScheduleBackfill = { runs: string[] };

@@ -1,5 +1,6 @@
 // /admin/schedules: list every schedule, pause or resume one, run one now, backfill a window (deployment admins).
 import { Router, type Request } from 'express';
+import type { Schedule } from '../contract/types.js';
 import type { Authenticator } from '../http/authenticator.js';
 import { requestMetadata } from '../http/context.js';
 import { compileValidator } from '../kernel/validation.js';
@@ -30,7 +31,7 @@ export interface ScheduleAdminDeps {
 }
 
 /** A schedule as GET /admin/schedules lists it. */
-export function scheduleRecord(row: ScheduleRow) {
+export function scheduleRecord(row: ScheduleRow): Schedule {
   return {
     workflow: row.workflow,
     schema_version: row.schema_version,

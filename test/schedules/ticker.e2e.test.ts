@@ -1,5 +1,5 @@
 // The schedule ticker over real processes on one database: one run per tick across two workers, catchup
-// after a worker was down, a tick held by a worker that died, and overlap: skip.
+// after a worker was down, a tick held by a worker that died, overlap: skip, and a failing schedule beside a good one.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
@@ -166,5 +166,26 @@ describe('schedule ticker', function () {
     }
     const overlaps = (await scheduleEvents(db, 'lingering')).filter((e) => e.type === 'schedule_skipped' && e.data.reason === 'overlap');
     expect(overlaps.length, 'ticks passed over while a run lingered').to.be.at.least(2);
+  });
+
+  it('a schedule whose tick fails holds up no other schedule in a pass, and fires again once the failure ends', async () => {
+    const databaseUrl = await createTestDatabase();
+    const db = poolOf(databaseUrl);
+    // The database refuses every tick of `broken`: its claim throws in each pass, ahead of `ticks` (its due tick is older).
+    await db.query(`ALTER TABLE svc_schedule_ticks ADD CONSTRAINT refuse_broken CHECK (workflow <> 'broken')`);
+    const project = projectWith({ broken: scheduledWorkflow('broken', 'overlap: allow, catchup: all') });
+    const service = await startTestService({ databaseUrl, projectDir: project, env: { SVC_SCHEDULE_CLAIM_INTERVAL_MS: '200' } });
+    try {
+      await waitFor('three ticks of the good schedule', async () => (await scheduledRuns(db, 'ticks')).length >= 3);
+      expect(await scheduledRuns(db, 'broken'), 'the refused schedule started nothing').to.deep.equal([]);
+      expect((await scheduleEvents(db, 'broken')).map((e) => e.type)).to.not.include('schedule_fired');
+      const { rows } = await db.query(`SELECT next_fire_at FROM svc_schedules WHERE workflow = 'broken'`);
+      const held = new Date(rows[0].next_fire_at).toISOString();
+
+      await db.query('ALTER TABLE svc_schedule_ticks DROP CONSTRAINT refuse_broken');
+      await waitFor('the held tick ran', async () => (await scheduledRuns(db, 'broken')).some((r) => r.scheduled_at === held));
+    } finally {
+      await service.close();
+    }
   });
 });
