@@ -1,6 +1,7 @@
 // Every router of the service, in the order the app mounts them: fixed paths first, workflow trigger paths last.
 import type { Router } from 'express';
 import { approvalRouter } from '../approvals/routes.js';
+import { auditRouter } from '../audit/routes.js';
 import { artifactRouter } from '../artifacts/routes.js';
 import { devRouter } from '../dev/routes.js';
 import { federationRouter } from '../federation/routes.js';
@@ -51,6 +52,7 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     grpcRouter({ pool, workflows, starter: features.starter, follower, authenticator, readMaxBytes: settings.bodyLimitBytes }),
     devRouter({ settings, authenticator, auth }),
     workflowManifestRouter({ workflows, authenticator }),
+    auditRouter({ pool, authenticator }),
     versionAdminRouter({ registry: workflows, versions, authenticator, projectDir }),
     versionAdminRouter({ registry: models, versions, authenticator, projectDir }),
     scopesRouter({ registry: models, authenticator, crudEnabled, workflowScopes: () => workflowScopes(workflows) }),

@@ -5,6 +5,7 @@ import { loadSettings, SettingsError, type Settings } from '../config/settings.j
 import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
+import { backfillEventHashes } from '../eventstore/backfill.js';
 import { AppError } from '../kernel/errors.js';
 import { createLogger, type Logger } from '../kernel/logger.js';
 import { SERVICE_VERSION } from '../kernel/version.js';
@@ -15,6 +16,7 @@ import { printProjectionStatus, rebuildWithProgress } from './projections.js';
 import { serve } from './serve.js';
 import { validateCommand } from './validate.js';
 import { exportCommand, importCommand, replayCommand } from './runs.js';
+import { verifyAuditLog } from '../audit/verify.js';
 
 function boot(): { settings: Settings; logger: Logger } {
   const settings = loadSettings();
@@ -32,7 +34,10 @@ async function withDatabase<T>(
   const database = await openDatabase(settings, logger);
   const pool = createPool({ connectionString: database.url, max: 4, applicationName: 'svc-cli' });
   try {
-    if (migrateFirst) await migrate(pool);
+    if (migrateFirst) {
+      await migrate(pool);
+      await backfillEventHashes(pool, logger);
+    }
     return await work(pool, logger);
   } finally {
     await pool.end();
@@ -57,6 +62,7 @@ program
     withDatabase(
       async (pool, logger) => {
         const applied = await migrate(pool);
+        await backfillEventHashes(pool, logger);
         logger.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
       },
       { migrateFirst: false },
@@ -100,6 +106,18 @@ runs
   .action((target: string) =>
     withDatabase(async (pool) => {
       process.exitCode = await replayCommand(pool, loadSettings().projectDir, target);
+    }),
+  );
+
+const audit = program.command('audit').description('tamper evidence: hash chains and signed checkpoints');
+audit
+  .command('verify')
+  .description('recompute every hash chain and checkpoint; prints {ok, events_checked, checkpoints_checked, first_broken}; exit 1 when broken')
+  .action(() =>
+    withDatabase(async (pool) => {
+      const report = await verifyAuditLog(pool);
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      process.exitCode = report.ok ? 0 : 1;
     }),
   );
 

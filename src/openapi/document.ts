@@ -11,6 +11,7 @@ import { authPaths, iamPaths } from './paths/auth.js';
 import { artifactPaths, versionPaths } from './paths/definitions.js';
 import { approvalPaths, runPaths } from './paths/runs.js';
 import { systemPaths } from './paths/system.js';
+import { auditPaths } from './paths/audit.js';
 
 export interface OpenApiSources {
   workflows: WorkflowRegistry;
@@ -31,6 +32,7 @@ export function buildOpenApi({ workflows, models, crudEnabled }: OpenApiSources)
     ...approvalPaths(),
     ...artifactPaths(),
     ...versionPaths(),
+    ...auditPaths(),
     ...(crudEnabled ? modelPaths(models, schemas) : {}),
   };
   return {
