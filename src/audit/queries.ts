@@ -32,3 +32,27 @@ export async function* prefetchedPages<C, T>(fetch: (cursor: C | null) => Promis
     yield page;
   }
 }
+
+/** A position in the gated global order. */
+export interface Horizon {
+  transaction_id: string;
+  global_position: number;
+}
+
+export const LOG_ORIGIN: Horizon = Object.freeze({ transaction_id: '0', global_position: 0 });
+
+/** Hashes (and streams) of the events in (after, upTo] in (transaction_id, global_position) order, at most `limit`. */
+export async function selectHashesBetween(
+  client: Queryable,
+  after: Horizon,
+  upTo: Horizon,
+  limit: number,
+): Promise<{ transaction_id: string; global_position: number; stream_id: string; hash: string | null }[]> {
+  const { rows } = await client.query(
+    `SELECT transaction_id::text AS transaction_id, global_position, stream_id, encode(hash, 'hex') AS hash FROM events
+     WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint) AND (transaction_id, global_position) <= ($3::xid8, $4::bigint)
+     ORDER BY events.transaction_id, events.global_position LIMIT $5`,
+    [after.transaction_id, after.global_position, upTo.transaction_id, upTo.global_position, limit],
+  );
+  return rows;
+}

@@ -17,6 +17,7 @@ import { serve } from './serve.js';
 import { validateCommand } from './validate.js';
 import { exportCommand, importCommand, replayCommand } from './runs.js';
 import { verifyAuditLog } from '../audit/verify.js';
+import { trustedKeys } from './audit.js';
 
 function boot(): { settings: Settings; logger: Logger } {
   const settings = loadSettings();
@@ -113,9 +114,10 @@ const audit = program.command('audit').description('tamper evidence: hash chains
 audit
   .command('verify')
   .description('recompute every hash chain and checkpoint; prints {ok, events_checked, checkpoints_checked, first_broken}; exit 1 when broken')
-  .action(() =>
+  .option('--jwks <url-or-file>', 'also trust these public keys for checkpoint signatures (keys the service signed with before a key change)')
+  .action((options: { jwks?: string }) =>
     withDatabase(async (pool) => {
-      const report = await verifyAuditLog(pool);
+      const report = await verifyAuditLog(pool, await trustedKeys(options.jwks));
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       process.exitCode = report.ok ? 0 : 1;
     }),

@@ -25,7 +25,7 @@ describe('audit: backfill of events stored before the hash chains', () => {
     // Appended by the new code onto an unhashed head: stored unhashed too, for the backfill to chain.
     const { events } = await fixture.store.append({ streamId: 'old-1', expectedVersion: 10, events: [{ type: 'NewEvent', data: { after: 'upgrade' } }] });
     expect(events[0]!.hash).to.equal(null);
-    const broken = await verifyAuditLog(fixture.pool);
+    const broken = await verifyAuditLog(fixture.pool, fixture.keys.jwks);
     expect(broken.first_broken).to.deep.include({ reason: 'event has no hash' });
 
     const other = createPool({ connectionString: fixture.url, max: 2 });
@@ -38,7 +38,7 @@ describe('audit: backfill of events stored before the hash chains', () => {
     }
     const { events: next } = await fixture.store.append({ streamId: 'old-1', expectedVersion: 11, events: [{ type: 'NewEvent', data: { chained: true } }] });
     expect(next[0]!.hash).to.match(/^[0-9a-f]{64}$/);
-    expect(await verifyAuditLog(fixture.pool)).to.deep.equal({ ok: true, events_checked: 3002, checkpoints_checked: 0, first_broken: null });
+    expect(await verifyAuditLog(fixture.pool, fixture.keys.jwks)).to.deep.equal({ ok: true, events_checked: 3002, checkpoints_checked: 0, first_broken: null });
   });
 
   it('leaves the events immutable apart from filling a missing hash once', async () => {

@@ -42,6 +42,11 @@ describe('audit: chains under concurrent appends from two processes', () => {
     this.timeout(120_000);
     await Promise.all([appendInChild(fixture.url), appendRounds(fixture.store, ROUNDS, 'parent')]);
     const perProcess = ROUNDS * (3 + 3);
-    expect(await verifyAuditLog(fixture.pool)).to.deep.equal({ ok: true, events_checked: 2 * perProcess, checkpoints_checked: 0, first_broken: null });
+    expect(await verifyAuditLog(fixture.pool, fixture.keys.jwks)).to.deep.equal({
+      ok: true,
+      events_checked: 2 * perProcess,
+      checkpoints_checked: 0,
+      first_broken: null,
+    });
   });
 });

@@ -3,18 +3,20 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { EventStore } from '../../src/eventstore/index.js';
+import { generateSigningKeyHex, loadSigningKeys, type SigningKeys } from '../../src/iam/keys.js';
 import { createTestDatabase } from '../support/db.js';
 
 export interface AuditFixture {
   url: string;
   pool: Pool;
   store: EventStore;
+  keys: SigningKeys;
 }
 
 export async function openFixture(): Promise<AuditFixture> {
   const url = await createTestDatabase();
   const pool = createPool({ connectionString: url, max: 4 });
-  return { url, pool, store: new EventStore({ pool }) };
+  return { url, pool, store: new EventStore({ pool }), keys: await loadSigningKeys(generateSigningKeyHex()) };
 }
 
 /** Values jsonb normalises (key order, number spelling) and JCS must still hash the same after the round trip. */

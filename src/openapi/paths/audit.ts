@@ -11,6 +11,21 @@ const report = object({ ok: bool, events_checked: int, checkpoints_checked: int,
   'first_broken',
 ]);
 
+const checkpoint = object(
+  {
+    sequence: int,
+    horizon: object({ transaction_id: str, global_position: int }, ['transaction_id', 'global_position']),
+    events: int,
+    digest: str,
+    previous_digest: str,
+    signed_at: str,
+    kid: str,
+    jws: str,
+  },
+  ['sequence', 'horizon', 'events', 'digest', 'previous_digest', 'signed_at', 'kid', 'jws'],
+);
+const listed = { ...checkpoint, properties: { ...checkpoint.properties, global_position: int, hash: str } };
+
 export function auditPaths(): Record<string, PathItem> {
   const tags = ['Audit'];
   const scope = 'audit:read';
@@ -23,6 +38,38 @@ export function auditPaths(): Record<string, PathItem> {
         tags,
         scope,
         ok: { status: 200, description: 'The verification report', schema: report },
+        errors: [403],
+      }),
+    },
+    '/admin/audit/checkpoints': {
+      get: operation({
+        operationId: 'listAuditCheckpoints',
+        summary: 'The signed checkpoints, oldest first',
+        description:
+          'Each commits to every event up to its gated horizon; `jws` verifies with `/auth/jwks.json`. Pages: `after` a sequence, `limit` (default 100, max 1000).',
+        tags,
+        scope,
+        query: [
+          { name: 'after', schema: int },
+          { name: 'limit', schema: int },
+        ],
+        ok: {
+          status: 200,
+          description: 'A page of checkpoints; next_after is null at the end',
+          schema: object({ checkpoints: { type: 'array', items: listed }, next_after: { type: ['integer', 'null'] } }, ['checkpoints', 'next_after']),
+        },
+        errors: [400, 403],
+      }),
+      post: operation({
+        operationId: 'writeAuditCheckpoint',
+        summary: 'Sign a checkpoint now',
+        description: '201 with the checkpoint written; 200 with `checkpoint: null` when no event arrived since the last one.',
+        tags,
+        scope: 'iam:admin',
+        ok: { status: 201, description: 'The checkpoint', schema: object({ checkpoint: { oneOf: [checkpoint, { type: 'null' }] } }, ['checkpoint']) },
+        extraResponses: {
+          200: { description: 'Nothing new to checkpoint', content: { 'application/json': { schema: object({ checkpoint: { type: 'null' } }) } } },
+        },
         errors: [403],
       }),
     },
