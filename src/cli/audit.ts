@@ -1,4 +1,4 @@
-// The keys `svc audit verify` and `svc runs verify` trust: the configured signing key's, and a JWKS given by URL or file.
+// The keys `svc audit verify` and `svc runs verify|import` trust: a JWKS given by URL or file, else the configured signing key's.
 import { readFile } from 'node:fs/promises';
 import type { JSONWebKeySet } from 'jose';
 import { loadSettings } from '../config/settings.js';
@@ -14,10 +14,9 @@ export async function readJwks(source: string): Promise<JSONWebKeySet> {
   return JSON.parse(await readFile(source, 'utf8')) as JSONWebKeySet;
 }
 
-/** SVC_SIGNING_KEY's public key (when set) plus the keys of `jwks`. */
+/** The keys of `jwks` when given (nothing else is read: an offline check needs no settings), else SVC_SIGNING_KEY's public key. */
 export async function trustedKeys(jwks: string | undefined): Promise<JSONWebKeySet> {
+  if (jwks) return readJwks(jwks);
   const signingKeyHex = loadSettings().signingKeyHex;
-  const own = signingKeyHex ? (await loadSigningKeys(signingKeyHex)).jwks.keys : [];
-  const extra = jwks ? (await readJwks(jwks)).keys : [];
-  return { keys: [...own, ...extra] };
+  return { keys: signingKeyHex ? (await loadSigningKeys(signingKeyHex)).jwks.keys : [] };
 }
