@@ -68,7 +68,7 @@ export async function startFeatures(kernel: Kernel, project: LoadedProject, cloc
   checkProject(project, overrides, await artifacts.uploadedVersions(), kernel.logger);
   const identity = await startIdentity(context);
   const checkpointer = new Checkpointer(store, identity.keys, clock, kernel.logger);
-  checkpointer.start();
+  if (settings.auditCheckpointSeconds > 0) checkpointer.start(settings.auditCheckpointSeconds * 1000);
   stops.add(() => checkpointer.stop());
   // Every request svc sends out (APICall, MCP, LLMs, federation) goes through this one guard.
   const outbound = createOutbound(settings.outbound);

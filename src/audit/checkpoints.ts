@@ -1,4 +1,4 @@
-// Signed checkpoints: every minute while events arrive (and on demand), a JWS committing to the log up to a gated horizon.
+// Signed checkpoints: every SVC_AUDIT_CHECKPOINT_SECONDS while events arrive (and on demand), a JWS committing to the log up to a gated horizon.
 import { CompactSign } from 'jose';
 import type { EventStore } from '../eventstore/store.js';
 import { selectGlobalHead } from '../eventstore/sql.js';
@@ -11,8 +11,6 @@ import { CHECKPOINT_EVENT, CHECKPOINT_STREAM, foldDigest, GENESIS, signedPayload
 
 /** Serialises checkpoint writers across processes (a transaction lock: released by commit or rollback). */
 const CHECKPOINT_LOCK_KEY = 7_312_004_015;
-/** Twice a minute, so a checkpoint follows new events within a minute. */
-export const CHECKPOINT_INTERVAL_MS = 30_000;
 
 export function checkpointOf(event: RecordedEvent): Checkpoint {
   return event.data as unknown as Checkpoint;
@@ -66,7 +64,7 @@ export class Checkpointer {
     private readonly logger: Logger,
   ) {}
 
-  start(intervalMs = CHECKPOINT_INTERVAL_MS): void {
+  start(intervalMs: number): void {
     this.timer = setInterval(() => {
       this.running = writeCheckpoint(this.store, this.keys, this.clock).catch((error: unknown) => this.logger.warn({ err: error }, 'audit checkpoint failed'));
     }, intervalMs);

@@ -5,6 +5,7 @@ import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client, expectError, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
 import { createUser } from '../support/users.js';
+import { waitUntil } from '../eventstore/helpers.js';
 
 describe('audit routes', () => {
   let service: Service;
@@ -42,5 +43,24 @@ describe('audit routes', () => {
     expect(report.status).to.equal(200);
     expect(report.body).to.deep.include({ ok: true, checkpoints_checked: 1, first_broken: null });
     expect(report.body.events_checked).to.be.greaterThan(1);
+  });
+
+  it('signs checkpoints by itself every SVC_AUDIT_CHECKPOINT_SECONDS while events arrive, and none of checkpoints alone', async () => {
+    const timed = await startTestService({ env: { SVC_AUDIT_CHECKPOINT_SECONDS: '1' } });
+    try {
+      const timedAdmin = await bootstrapAdmin(timed.url);
+      const api = client(timed.url, timedAdmin.token);
+      const checkpoints = async () => (await api.get('/admin/audit/checkpoints')).body.checkpoints as { sequence: number; events: number }[];
+      await waitUntil(async () => (await checkpoints()).length >= 1, 15_000, 'a timed checkpoint');
+      // Idle: the next ticks see only the checkpoint itself and write nothing.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      const settled = await checkpoints();
+      expect(settled).to.have.length(1);
+      await createUser(timed.url, timedAdmin.token, 'late@example.com');
+      await waitUntil(async () => (await checkpoints()).length === 2, 15_000, 'a checkpoint of the new events');
+      expect((await api.get('/admin/audit/verify')).body).to.deep.include({ ok: true, checkpoints_checked: 2 });
+    } finally {
+      await timed.close();
+    }
   });
 });
