@@ -5,6 +5,7 @@ import { writeCheckpoint } from '../../src/audit/checkpoints.js';
 import type { Checkpoint } from '../../src/audit/digest.js';
 import { waitUntil } from '../eventstore/helpers.js';
 import { eventHash, ZERO_HASH } from '../../src/eventstore/canonical.js';
+import { selectGlobalHead, selectLastPosition } from '../../src/eventstore/sql.js';
 import { generateSigningKeyHex, loadSigningKeys } from '../../src/iam/keys.js';
 import { AWKWARD_DATA, appendSampleStreams, bogusHash, openFixture, tamper, type AuditFixture } from './helpers.js';
 
@@ -76,8 +77,10 @@ describe('audit: hash chains', () => {
   });
 });
 
-/** A checkpoint reaches only the gated horizon: other tests' transactions on the cluster may hold it back a while. */
+/** A checkpoint reaches only the gated horizon: other transactions on the cluster may hold it back a while, so wait for it to pass every event. */
 async function checkpointOnceGated(fixture: AuditFixture): Promise<Checkpoint> {
+  const last = await selectLastPosition(fixture.pool);
+  await waitUntil(async () => (await selectGlobalHead(fixture.pool)).globalPosition >= last, 15_000, 'the gate to pass every event');
   let written: Checkpoint | null = null;
   await waitUntil(async () => (written = await writeCheckpoint(fixture.store, fixture.keys, { now: () => new Date() })) !== null, 15_000, 'a checkpoint');
   return written!;
