@@ -2,6 +2,7 @@
 // `--no-record` leaves RESULTS.md alone; `--quick` (or BENCH_QUICK=1) shortens the HTTP benchmarks' phases.
 import { appendBenchmark } from './append.js';
 import { appendBatchBenchmark } from './appendBatch.js';
+import { auditVerifyBenchmark } from './auditVerify.js';
 import { authBenchmark } from './auth.js';
 import { latencyBenchmark } from './latency.js';
 import { modelsBenchmark } from './models.js';
@@ -23,6 +24,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   sseBenchmark,
   runsSearchBenchmark,
   timersBenchmark,
+  auditVerifyBenchmark,
 ];
 
 /** No benchmark may hang: each gets this long before the process gives up. */

@@ -165,9 +165,9 @@ async function planOfCursor(pool: Pool, search: RunSearch, depth: number): Promi
 async function report(rows: readonly [string, Summary][], plans: readonly string[][]): Promise<string> {
   const worst = Math.max(...rows.filter(([label]) => !label.startsWith('reference') && !label.includes('SQL only')).map(([, s]) => s.p99));
   return [
-    `## runs-search (${new Date().toISOString().slice(0, 10)})`,
+    '## 9. Run search over 1,000,000 runs (`npm run bench -- runs-search`)',
     '',
-    `Machine: ${await describeMachine()}. ${fmtInt(RUNS)} runs in svc_runs (bulk insert), admin caller, pages of 100, one request at a time over HTTP (client-side time: auth, query, JSON).`,
+    `${new Date().toISOString()} · ${await describeMachine()}. ${fmtInt(RUNS)} runs in svc_runs (bulk insert), admin caller, pages of 100, one request at a time over HTTP (client-side time: auth, query, JSON).`,
     '',
     markdownTable(
       ['job', 'pages', 'p50 ms', 'p99 ms', 'max ms'],

@@ -145,7 +145,7 @@ export const timersBenchmark: Benchmark = {
     const target = CLAIM_INTERVAL_MS + TARGET_SLACK_MS;
     const perRunBytes = ((r.waitingRss - r.idleRss) * 1024 * 1024) / Math.max(1, r.waiting);
     const markdown = [
-      '## 9. Durable timers (`npm run bench -- timers`)',
+      '## 10. Durable timers (`npm run bench -- timers`)',
       '',
       `${new Date().toISOString()} · ${machine}`,
       '',

@@ -9,6 +9,7 @@ import type { Authenticator } from '../http/authenticator.js';
 import { createAuthenticator } from '../iam/authenticator.js';
 import { IamCommands } from '../iam/handlers.js';
 import { loadSigningKeys, type SigningKeys } from '../iam/keys.js';
+import { Checkpointer } from '../audit/checkpoints.js';
 import { limitPasswordHashing, warmUpPasswordHashing } from '../iam/passwords.js';
 import { SessionView } from '../iam/sessionView.js';
 import { AuthService } from '../iam/signIn.js';
@@ -72,6 +73,9 @@ export async function startFeatures(kernel: Kernel, project: LoadedProject, cloc
   const artifacts = new ArtifactCatalog(pool, project.artifacts, store, clock);
   checkProject(project, overrides, await artifacts.uploadedVersions(), kernel.logger);
   const identity = await startIdentity(context);
+  const checkpointer = new Checkpointer(store, identity.keys, clock, kernel.logger);
+  if (settings.auditCheckpointSeconds > 0) checkpointer.start(settings.auditCheckpointSeconds * 1000);
+  stops.add(() => checkpointer.stop());
   // Every request svc sends out (APICall, MCP, LLMs, federation) goes through this one guard.
   const outbound = createOutbound(settings.outbound);
   stops.add(() => outbound.close());

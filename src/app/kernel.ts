@@ -3,7 +3,7 @@ import type { Settings } from '../config/settings.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { createPool, type Pool } from '../db/pool.js';
-import { EventStore, HorizonWatch, LogFollower, WakeUps } from '../eventstore/index.js';
+import { backfillEventHashes, EventStore, HorizonWatch, LogFollower, WakeUps } from '../eventstore/index.js';
 import type { Logger } from '../kernel/logger.js';
 import { ProjectionRegistry, rebuildStaleProjections, type RowProjection } from '../projections/index.js';
 import { featureProjections } from './project.js';
@@ -38,6 +38,7 @@ export async function startKernel(settings: Settings, logger: Logger, options: K
     if (options.migrate !== false) {
       const applied = await migrate(pool);
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+      await backfillEventHashes(pool, logger);
     }
     await options.prepare?.(pool);
     const registry = new ProjectionRegistry();

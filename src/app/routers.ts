@@ -1,6 +1,7 @@
 // Every router of the service, in the order the app mounts them: fixed paths first, workflow trigger paths last.
 import type { Router } from 'express';
 import { approvalRouter } from '../approvals/routes.js';
+import { auditRouter } from '../audit/routes.js';
 import { artifactRouter } from '../artifacts/routes.js';
 import { devRouter } from '../dev/routes.js';
 import { federationRouter } from '../federation/routes.js';
@@ -43,7 +44,7 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     authRouter({ auth, authenticator, keys: features.keys }),
     federationRouter({ federation: features.federation, providers: federationProviders, store, authenticator, settings, clock, outbound: features.outbound }),
     iamAdminRouter({ pool, commands: features.commands, auth, authenticator }),
-    runsRouter({ pool, store, follower, executor, workflows, authenticator }),
+    runsRouter({ pool, store, follower, executor, workflows, authenticator, keys: features.keys }),
     approvalRouter({ pool, approvals: features.approvals, authenticator }),
     artifactRouter({ catalog: artifacts, authenticator }),
     docsRouter({ workflows, models, crudEnabled }),
@@ -52,6 +53,7 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     grpcRouter({ pool, workflows, starter: features.starter, follower, authenticator, readMaxBytes: settings.bodyLimitBytes }),
     devRouter({ settings, authenticator, auth }),
     workflowManifestRouter({ workflows, authenticator }),
+    auditRouter({ pool, store, keys: features.keys, authenticator, clock }),
     versionAdminRouter({ registry: workflows, versions, authenticator, projectDir }),
     versionAdminRouter({ registry: models, versions, authenticator, projectDir }),
     scheduleAdminRouter({ commands: features.schedules, authenticator }),

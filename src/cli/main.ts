@@ -5,6 +5,7 @@ import { loadSettings, SettingsError, type Settings } from '../config/settings.j
 import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
+import { backfillEventHashes } from '../eventstore/backfill.js';
 import { AppError } from '../kernel/errors.js';
 import { createLogger, type Logger } from '../kernel/logger.js';
 import { SERVICE_VERSION } from '../kernel/version.js';
@@ -14,7 +15,9 @@ import { ProjectionRegistry } from '../projections/index.js';
 import { printProjectionStatus, rebuildWithProgress } from './projections.js';
 import { serve } from './serve.js';
 import { validateCommand } from './validate.js';
-import { exportCommand, importCommand, replayCommand } from './runs.js';
+import { exportCommand, importCommand, replayCommand, verifyExportCommand } from './runs.js';
+import { verifyAuditLog } from '../audit/verify.js';
+import { trustedKeys } from './audit.js';
 
 function boot(): { settings: Settings; logger: Logger } {
   const settings = loadSettings();
@@ -32,7 +35,10 @@ async function withDatabase<T>(
   const database = await openDatabase(settings, logger);
   const pool = createPool({ connectionString: database.url, max: 4, applicationName: 'svc-cli' });
   try {
-    if (migrateFirst) await migrate(pool);
+    if (migrateFirst) {
+      await migrate(pool);
+      await backfillEventHashes(pool, logger);
+    }
     return await work(pool, logger);
   } finally {
     await pool.end();
@@ -57,6 +63,7 @@ program
     withDatabase(
       async (pool, logger) => {
         const applied = await migrate(pool);
+        await backfillEventHashes(pool, logger);
         logger.info({ applied }, applied.length ? 'migrations applied' : 'database is up to date');
       },
       { migrateFirst: false },
@@ -82,7 +89,7 @@ projections
   .description('replay the log into fresh tables and swap them in (all projections when no name)')
   .action((name: string | undefined) => withDatabase(async (pool) => rebuildWithProgress(pool, await projectRegistry(pool), name)));
 
-const runs = program.command('runs').description('export, import and replay runs');
+const runs = program.command('runs').description('export, import, verify and replay runs');
 runs
   .command('export <id>')
   .description('print the run (descriptor, workflow, journal) as svc.run/v1 JSON')
@@ -91,15 +98,39 @@ runs
   .command('import <file>')
   .description('append an exported, finished run to this database; it reads back identically')
   .option('--resume', 'import an unfinished run too: a service on this database continues it (its remaining steps run, APICalls included)')
-  .action((file: string, options: { resume?: boolean }) =>
-    withDatabase((pool) => importCommand(pool, loadSettings().projectDir, file, options.resume === true)),
+  .option('--jwks <url-or-file>', "public keys the export may be signed with, instead of SVC_SIGNING_KEY's")
+  .option('--unverified', 'import even when the signature or the hash chain does not verify')
+  .action((file: string, options: { resume?: boolean; jwks?: string; unverified?: boolean }) =>
+    withDatabase((pool) =>
+      importCommand(pool, loadSettings().projectDir, file, { resume: options.resume === true, jwks: options.jwks, unverified: options.unverified === true }),
+    ),
   );
+runs
+  .command('verify <file>')
+  .description("check an export offline: its signature with the public key alone, and its events' hash chain; exit 1 when it fails")
+  .option('--jwks <url-or-file>', 'the public keys (a JWKS: /auth/jwks.json of the exporting service, or a file)')
+  .action(async (file: string, options: { jwks?: string }) => {
+    process.exitCode = await verifyExportCommand(file, options.jwks);
+  });
 runs
   .command('replay <id-or-file>')
   .description('re-execute a run with its recorded outside answers and decisions; prints SAME, DIFF or KEPT (Agent) per step')
   .action((target: string) =>
     withDatabase(async (pool) => {
       process.exitCode = await replayCommand(pool, loadSettings().projectDir, target);
+    }),
+  );
+
+const audit = program.command('audit').description('tamper evidence: hash chains and signed checkpoints');
+audit
+  .command('verify')
+  .description('recompute every hash chain and checkpoint; prints {ok, events_checked, checkpoints_checked, first_broken}; exit 1 when broken')
+  .option('--jwks <url-or-file>', "the public keys checkpoints may be signed with, instead of SVC_SIGNING_KEY's (list old keys too after a key change)")
+  .action((options: { jwks?: string }) =>
+    withDatabase(async (pool) => {
+      const report = await verifyAuditLog(pool, await trustedKeys(options.jwks));
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      process.exitCode = report.ok ? 0 : 1;
     }),
   );
 

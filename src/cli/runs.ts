@@ -6,6 +6,9 @@ import { EventStore } from '../eventstore/store.js';
 import { replayRun, type ReplayLine } from '../runs/engine/replay.js';
 import { asRunEvent, runStream, type RunEvent } from '../runs/events.js';
 import { exportedRunEvent, exportRun, importRun, type RunExport } from '../runs/transfer.js';
+import { verifyExport } from '../runs/signedExport.js';
+import { loadSigningKeys } from '../iam/keys.js';
+import { trustedKeys } from './audit.js';
 import { ProjectionRegistry } from '../projections/registry.js';
 import { prepareModelTables } from '../models/boot.js';
 import { RecordCommands } from '../models/records.js';
@@ -33,16 +36,36 @@ async function projectStore(pool: Pool, projectDir: string) {
   };
 }
 
+/** Signed with SVC_SIGNING_KEY; with an ephemeral key nobody can verify the export later, so one is required. */
 export async function exportCommand(pool: Pool, projectDir: string, runId: string): Promise<void> {
-  const { store, workflows } = await projectStore(pool, projectDir);
-  process.stdout.write(`${JSON.stringify(await exportRun(pool, store, workflows, runId), null, 2)}\n`);
+  const { settings, store, workflows } = await projectStore(pool, projectDir);
+  if (!settings.signingKeyHex) throw new Error('SVC_SIGNING_KEY is not set: an export is signed with the service key');
+  const keys = await loadSigningKeys(settings.signingKeyHex);
+  process.stdout.write(`${JSON.stringify(await exportRun(pool, store, workflows, runId, keys), null, 2)}\n`);
 }
 
 /** `resume`: an unfinished run is imported too, and a service on this database continues it. */
-export async function importCommand(pool: Pool, projectDir: string, file: string, resume: boolean): Promise<void> {
+export async function importCommand(
+  pool: Pool,
+  projectDir: string,
+  file: string,
+  options: { resume: boolean; jwks?: string; unverified: boolean },
+): Promise<void> {
   const { store } = await projectStore(pool, projectDir);
-  const { runId, status } = await importRun(store, JSON.parse(await readFile(file, 'utf8')), { resume });
+  const document: unknown = JSON.parse(await readFile(file, 'utf8'));
+  const { runId, status } = await importRun(store, document, {
+    resume: options.resume,
+    unverified: options.unverified,
+    trustedKeys: await trustedKeys(options.jwks),
+  });
   process.stdout.write(`imported run ${runId} (${status})\n`);
+}
+
+/** Checks an export offline: its signature against the JWKS (and SVC_SIGNING_KEY's key), and its hash chain. */
+export async function verifyExportCommand(file: string, jwks: string | undefined): Promise<number> {
+  const check = await verifyExport(JSON.parse(await readFile(file, 'utf8')) as JsonObject, await trustedKeys(jwks));
+  process.stdout.write(`${JSON.stringify(check, null, 2)}\n`);
+  return check.ok ? 0 : 1;
 }
 
 /** Replays a run from this database (by id) or from an export file; exit code 1 when any step differs. */

@@ -53,6 +53,7 @@ export const settingFields = z.object({
   SVC_SCHEDULE_CLAIM_INTERVAL_MS: integer(1000, 50, 600_000),
   SVC_OUTBOUND_ALLOW: outboundAllowList,
   SVC_HORIZON_STALL_SECONDS: integer(10, 1, 86_400),
+  SVC_AUDIT_CHECKPOINT_SECONDS: integer(30, 0, 60),
 });
 
 export type SettingValues = z.output<typeof settingFields>;

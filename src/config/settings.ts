@@ -57,6 +57,8 @@ export interface Settings {
   readonly outbound: OutboundPolicy;
   /** How long the snapshot horizon may stand still, while later transactions start, before /health says degraded. */
   readonly horizonStallSeconds: number;
+  /** How often the service checks whether to sign an audit checkpoint; 0: only on demand. */
+  readonly auditCheckpointSeconds: number;
   /** The environment as read at start, for `${VAR}` references in config documents (LLMs, federation). */
   readonly environment: Readonly<Record<string, string>>;
   /** Warnings to log once a logger exists (deprecated names and the like). */
@@ -149,6 +151,7 @@ function toSettings(values: SettingValues, context: Context): Settings {
     scheduleClaimIntervalMs: values.SVC_SCHEDULE_CLAIM_INTERVAL_MS,
     outbound: { enforced: env === 'production', allow: values.SVC_OUTBOUND_ALLOW },
     horizonStallSeconds: values.SVC_HORIZON_STALL_SECONDS,
+    auditCheckpointSeconds: values.SVC_AUDIT_CHECKPOINT_SECONDS,
     environment: context.environment,
     warnings: context.warnings,
   };

@@ -5,3 +5,5 @@ export { WakeUps, EVENTS_CHANNEL, type WakeReason } from './wakeUps.js';
 export { LogFollower } from './follow.js';
 export { HorizonWatch, type HorizonStatus } from './horizon.js';
 export type { LogFilter } from './sql.js';
+export { backfillEventHashes } from './backfill.js';
+export { canonicalText, canonicalTime, chainHash, eventHash, ZERO_HASH, type CanonicalEvent } from './canonical.js';

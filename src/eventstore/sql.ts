@@ -1,5 +1,6 @@
 // The event store's SQL, one statement per operation; every function receives its client.
 import type { Queryable } from '../db/pool.js';
+import { canonicalParts, ZERO_HASH } from './canonical.js';
 import type { EventMetadata, GlobalCursor, NewEvent, RecordedEvent } from './types.js';
 
 /** Restricts a global read to some stream types and/or event types. */
@@ -13,10 +14,10 @@ export interface LogFilter {
  * say events.transaction_id: the bare name means the output column and sorts '1000' before '999'
  * (and no index serves that sort).
  */
-const EVENT_COLUMNS = `global_position, stream_id, stream_type, stream_position, type, data, metadata,
-  transaction_id::text AS transaction_id, recorded_at`;
+export const EVENT_COLUMNS = `global_position, stream_id, stream_type, stream_position, type, data, metadata,
+  transaction_id::text AS transaction_id, recorded_at, encode(hash, 'hex') AS hash`;
 
-interface EventRow {
+export interface EventRow {
   global_position: number;
   stream_id: string;
   stream_type: string;
@@ -26,9 +27,10 @@ interface EventRow {
   metadata: EventMetadata;
   transaction_id: string;
   recorded_at: string;
+  hash: string | null;
 }
 
-function toRecordedEvent(row: EventRow): RecordedEvent {
+export function toRecordedEvent(row: EventRow): RecordedEvent {
   return {
     globalPosition: row.global_position,
     streamId: row.stream_id,
@@ -39,6 +41,7 @@ function toRecordedEvent(row: EventRow): RecordedEvent {
     metadata: row.metadata,
     transactionId: row.transaction_id,
     recordedAt: row.recorded_at,
+    hash: row.hash,
   };
 }
 
@@ -60,17 +63,16 @@ export interface StreamInsert {
  */
 export async function insertEvents(client: Queryable, inserts: readonly StreamInsert[]): Promise<RecordedEvent[]> {
   const streams = JSON.stringify(
-    inserts.map((insert) => ({
-      stream_id: insert.streamId,
-      stream_type: insert.streamType,
-      expected: insert.expectedVersion,
-      events: insert.events.map((e) => ({
-        type: e.type,
-        data: e.data,
-        metadata: e.metadata ? { ...insert.metadata, ...e.metadata } : insert.metadata,
-        ...(e.recordedAt ? { recorded_at: e.recordedAt } : {}),
-      })),
-    })),
+    inserts.map((insert) => {
+      let middle = '';
+      const events = insert.events.map((e) => {
+        const metadata = e.metadata ? { ...insert.metadata, ...e.metadata } : insert.metadata;
+        const parts = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata });
+        middle = parts.middle;
+        return { head: parts.head, tail: parts.tail, ...(e.recordedAt ? { recorded_at: e.recordedAt } : {}) };
+      });
+      return { stream_id: insert.streamId, stream_type: insert.streamType, expected: insert.expectedVersion, middle, events };
+    }),
   );
   const { rows } = await client.query<EventRow>({ name: INSERT_EVENTS_STATEMENT, text: INSERT_EVENTS_SQL, values: [streams] });
   return rows.map(toRecordedEvent).sort((a, b) => a.globalPosition - b.globalPosition);
@@ -80,21 +82,40 @@ export async function insertEvents(client: Queryable, inserts: readonly StreamIn
  * A named (prepared) statement: each connection parses and plans it once. Planning this statement
  * costs several times what executing it does, and appends are the hottest path of the service.
  */
-const INSERT_EVENTS_STATEMENT = 'svc_insert_events_v3';
-/** The lateral join reads each stream's version once (a CTE column would be re-read for every event). */
+const INSERT_EVENTS_STATEMENT = 'svc_insert_events_v4';
+/**
+ * Each stream's head (version and hash) is read once by a lateral join, in the statement that checks
+ * the expected version: a concurrent writer of the same positions fails on the unique key, so the
+ * head a successful insert chained from is the true one. The canonical text is the client's JCS with
+ * the time and position spliced in; every stored column is read back out of that text, so what is
+ * hashed is exactly what is stored. MATERIALIZED keeps the request's jsonb out of the
+ * rows the window sorts; OFFSET 0 keeps the text parsed once per event.
+ */
 const INSERT_EVENTS_SQL = `WITH request AS (
        SELECT s.ordinality AS stream_order, s.value->>'stream_id' AS stream_id, s.value->>'stream_type' AS stream_type,
-              (s.value->>'expected')::bigint AS expected, s.value->'events' AS events
+              (s.value->>'expected')::bigint AS expected, s.value->>'middle' AS middle, s.value->'events' AS events
        FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS s(value, ordinality)
+     ), canonical AS MATERIALIZED (
+       SELECT r.stream_order, r.stream_id, r.stream_type, e.ordinality, v.version + e.ordinality AS stream_position,
+              CASE WHEN v.version = 0 THEN '\\x${ZERO_HASH}'::bytea ELSE v.hash END AS head,
+              (e.value->>'head')
+                || to_char(coalesce((e.value->>'recorded_at')::timestamptz, now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+                || r.middle || (v.version + e.ordinality)::text || (e.value->>'tail') AS text
+       FROM request r
+       CROSS JOIN LATERAL (
+         SELECT coalesce(h.stream_position, 0) AS version, h.hash
+         FROM (SELECT 1) one
+         LEFT JOIN LATERAL (SELECT x.stream_position, x.hash FROM events x WHERE x.stream_id = r.stream_id ORDER BY x.stream_position DESC LIMIT 1) h ON true
+       ) v
+       CROSS JOIN LATERAL jsonb_array_elements(r.events) WITH ORDINALITY AS e(value, ordinality)
+       WHERE r.expected IS NULL OR v.version = r.expected
      )
-     INSERT INTO events (stream_id, stream_type, stream_position, type, data, metadata, recorded_at)
-     SELECT r.stream_id, r.stream_type, v.version + e.ordinality, e.value->>'type', e.value->'data', e.value->'metadata',
-            coalesce((e.value->>'recorded_at')::timestamptz, now())
-     FROM request r
-     CROSS JOIN LATERAL (SELECT coalesce(max(x.stream_position), 0) AS version FROM events x WHERE x.stream_id = r.stream_id) v
-     CROSS JOIN LATERAL jsonb_array_elements(r.events) WITH ORDINALITY AS e(value, ordinality)
-     WHERE r.expected IS NULL OR v.version = r.expected
-     ORDER BY r.stream_order, e.ordinality
+     INSERT INTO events (stream_id, stream_type, stream_position, type, data, metadata, recorded_at, hash)
+     SELECT c.stream_id, c.stream_type, c.stream_position, d.doc->>'type', d.doc->'data', d.doc->'metadata', (d.doc->>'recorded_at')::timestamptz,
+            svc_event_chain(c.head, c.text) OVER (PARTITION BY c.stream_order ORDER BY c.ordinality)
+     FROM canonical c
+     CROSS JOIN LATERAL (SELECT c.text::jsonb AS doc OFFSET 0) d
+     ORDER BY c.stream_order, c.ordinality
      RETURNING ${EVENT_COLUMNS}`;
 
 export async function selectStreamVersion(client: Queryable, streamId: string): Promise<number> {

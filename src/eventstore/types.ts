@@ -25,6 +25,8 @@ export interface RecordedEvent<Type extends string = string, Data extends JsonOb
   transactionId: string;
   /** ISO 8601 with the database's microseconds. */
   recordedAt: string;
+  /** Hex SHA-256 chaining the event to its stream's previous one (null only until the start-up backfill). */
+  hash: string | null;
 }
 
 /** A stream's version is the position of its last event; 0 means the stream has no events. */

@@ -12,6 +12,8 @@ export interface Principal {
 }
 
 export const ADMIN_SCOPE = 'iam:admin';
+/** Reads the audit trail: its checkpoints and verification (BEYOND 3). */
+export const AUDIT_READ_SCOPE = 'audit:read';
 
 export interface AccessRule {
   scope?: string | undefined;

@@ -12,6 +12,7 @@ import { artifactPaths, versionPaths } from './paths/definitions.js';
 import { approvalPaths, runPaths } from './paths/runs.js';
 import { systemPaths } from './paths/system.js';
 import { schedulePaths } from './paths/schedules.js';
+import { auditPaths } from './paths/audit.js';
 
 export interface OpenApiSources {
   workflows: WorkflowRegistry;
@@ -33,6 +34,7 @@ export function buildOpenApi({ workflows, models, crudEnabled }: OpenApiSources)
     ...artifactPaths(),
     ...versionPaths(),
     ...schedulePaths(),
+    ...auditPaths(),
     ...(crudEnabled ? modelPaths(models, schemas) : {}),
   };
   return {

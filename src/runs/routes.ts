@@ -1,6 +1,7 @@
 // /api/runs: list, detail, journal over SSE, export, and control (pause/resume/abort/steer); each answers or
 // acts on a run only when the caller may read it (readableRun).
 import { Router, type Request } from 'express';
+import type { SigningKeys } from '../iam/keys.js';
 import type { Authenticator } from '../http/authenticator.js';
 import { ADMIN_SCOPE, type Principal } from '../kernel/access.js';
 import type { Pool } from '../db/pool.js';
@@ -40,6 +41,8 @@ export interface RunRoutesDeps {
   executor: RunExecutor;
   workflows: WorkflowRegistry;
   authenticator: Authenticator;
+  /** Signs run exports. */
+  keys: SigningKeys;
 }
 
 const isAdmin = (principal: Principal) => principal.scopes.includes(ADMIN_SCOPE);
@@ -99,7 +102,7 @@ export function runsRouter(deps: RunRoutesDeps): Router {
 
   router.get('/api/runs/:id/export', authenticator.require(readRule), async (req, res) => {
     const run = await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'));
-    res.json(await exportRun(pool, store, workflows, run.id));
+    res.json(await exportRun(pool, store, workflows, run.id, deps.keys));
   });
 
   // Control needs runs:control and read access: a run the caller cannot read is the same 404 as reading it.

@@ -1,5 +1,8 @@
 // Run export and import: the journal moves between instances and reads back identically.
+import type { JSONWebKeySet } from 'jose';
+import { ZERO_HASH } from '../eventstore/canonical.js';
 import type { EventStore } from '../eventstore/store.js';
+import type { SigningKeys } from '../iam/keys.js';
 import type { Pool } from '../db/pool.js';
 import { evolveRun, initialRunState, isTerminal, type RunStatus } from './state.js';
 import { BadRequestError, ConflictError, NotFoundError, VersionConflictError } from '../kernel/errors.js';
@@ -8,7 +11,8 @@ import type { JsonObject } from '../kernel/json.js';
 import { compileValidator } from '../kernel/validation.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
 import { asRunEvent, RUN_EVENT_TYPES, runStream, type RunEvent } from './events.js';
-import { presentRunEvent, runDescriptor } from './present.js';
+import { runDescriptor } from './present.js';
+import { exportedEvent, signExport, verifyExport } from './signedExport.js';
 import { findRun } from './queries.js';
 
 export const RUN_EXPORT_FORMAT = 'svc.run/v1';
@@ -23,13 +27,16 @@ export interface RunExport extends JsonObject {
   run: JsonObject;
   workflow: { name: string; schema_version: string; definition: JsonObject | null };
   events: JsonObject[];
+  /** Detached JWS over the rest of the document (absent from exports made before issue 19). */
+  signature: string;
 }
 
-export async function exportRun(pool: Pool, store: EventStore, workflows: WorkflowRegistry, runId: string): Promise<RunExport> {
+/** The run's journal with each event's hash, signed with the service key (see signedExport.ts). */
+export async function exportRun(pool: Pool, store: EventStore, workflows: WorkflowRegistry, runId: string, keys: SigningKeys): Promise<RunExport> {
   const run = await findRun(pool, runId);
   if (!run) throw new NotFoundError(`Run ${runId} not found`);
   const events = await store.readWholeStream(runStream(run.id));
-  return {
+  const content = {
     format: RUN_EXPORT_FORMAT,
     run: runDescriptor(run),
     workflow: {
@@ -37,8 +44,9 @@ export async function exportRun(pool: Pool, store: EventStore, workflows: Workfl
       schema_version: run.schema_version,
       definition: (workflows.find(run.workflow, run.schema_version)?.source as JsonObject | undefined) ?? null,
     },
-    events: events.map(presentRunEvent),
+    events: events.map((event, index) => exportedEvent(event, events[index - 1]?.hash ?? ZERO_HASH)),
   };
+  return { ...content, signature: await signExport(content, keys) };
 }
 
 const exportShape = compileValidator<RunExport>({
@@ -68,6 +76,9 @@ const exportShape = compileValidator<RunExport>({
 });
 
 export interface ImportOptions {
+  /** Keys the export's signature may be from; without `unverified`, an export that does not verify is refused. */
+  trustedKeys?: JSONWebKeySet;
+  unverified?: boolean;
   /** Import a run that has not finished; any service on the database then claims and continues it. */
   resume?: boolean;
   actor?: string;
@@ -84,8 +95,14 @@ export interface ImportedRun {
  * conflict and nothing is written. A run that has not finished is refused unless `resume`: on this
  * database it would be claimed and its remaining steps run (APICalls included).
  */
-export async function importRun(store: EventStore, document: unknown, { resume = false, actor = 'import' }: ImportOptions = {}): Promise<ImportedRun> {
+export async function importRun(store: EventStore, document: unknown, options: ImportOptions = {}): Promise<ImportedRun> {
+  const { resume = false, actor = 'import' } = options;
   const exported = exportShape.parse(document);
+  if (!options.unverified) {
+    const check = await verifyExport(exported, options.trustedKeys ?? { keys: [] });
+    if (!check.ok)
+      throw new BadRequestError(`The export does not verify (${check.problem}); pass --unverified to import it anyway`, { problem: check.problem });
+  }
   const runId = String(exported.run.id);
   if (!isUuid(runId)) throw new BadRequestError('run.id must be a uuid');
   const events = [...exported.events].sort((a, b) => Number(a.seq) - Number(b.seq));

@@ -145,6 +145,32 @@ describe('runs: export, import and replay through the CLI', function () {
     expect((await readBack(copy, copyAdmin.token, runId)).events).to.equal(before.events);
   });
 
+  it('the export is signed: `svc runs verify` checks it offline with the JWKS alone; a modified export is refused by verify and import', async () => {
+    const document = JSON.parse(readFileSync(exportFile, 'utf8'));
+    expect(document.signature).to.match(/^[\w-]+\.\.[\w-]+$/);
+    expect(document.events.every((e: { hash: string }) => /^[0-9a-f]{64}$/.test(e.hash))).to.equal(true);
+    const jwksFile = path.join(workDir, 'jwks.json');
+    writeFileSync(jwksFile, JSON.stringify((await call(original.url, 'GET', '/auth/jwks.json')).body));
+    // Nothing but the export and the public keys: no database, and with --jwks no setting is read.
+    const offline = (args: string[]) => runCli(['runs', 'verify', ...args], {}, CLI_TIMEOUT_MS);
+    const verified = await offline([exportFile, '--jwks', jwksFile]);
+    expect(verified.code, verified.stderr).to.equal(0);
+    expect(JSON.parse(verified.stdout)).to.deep.include({ ok: true, events: document.events.length, recomputed: document.events.length, problem: null });
+
+    const modified = path.join(workDir, 'modified.json');
+    document.events[1].payload = { ...document.events[1].payload, forged: true };
+    writeFileSync(modified, JSON.stringify(document));
+    const refused = await offline([modified, '--jwks', jwksFile]);
+    expect(refused.code).to.equal(1);
+    expect(JSON.parse(refused.stdout)).to.deep.include({ ok: false, problem: 'signature does not verify: the export was changed after signing' });
+    const freshUrl = await createTestDatabase();
+    const imported = await cli(['runs', 'import', modified], freshUrl, REPLAY_PROJECT);
+    expect(imported.code).to.equal(1);
+    expect(imported.stderr).to.match(/^svc: BAD_REQUEST: The export does not verify \(signature does not verify/);
+    const forced = await cli(['runs', 'import', modified, '--unverified'], freshUrl, REPLAY_PROJECT);
+    expect(forced.code, forced.stderr).to.equal(0);
+  });
+
   it('replay against the original database: every step SAME, exit 0, and the API is not called', async () => {
     const calls = api.requests.length;
     const replayed = await cli(['runs', 'replay', runId], originalUrl, REPLAY_PROJECT);

@@ -13,6 +13,7 @@ const event = (streamId: string, type: string, position: number): RecordedEvent 
   data: {},
   metadata: {},
   transactionId: '1',
+  hash: null,
   recordedAt: '2030-01-01T00:00:00.000Z',
 });
 

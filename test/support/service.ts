@@ -18,10 +18,13 @@ export function emptyProjectDir(): string {
   return dir;
 }
 
-/** Settings as the service would read them, on the given database, port 0, silent logs. */
+/**
+ * Settings as the service would read them, on the given database, port 0, silent logs, and no audit
+ * checkpoint timer (a checkpoint is an event: tests that count events would race it).
+ */
 export function testSettings(databaseUrl: string, env: TestEnv = {}, projectDir?: string): Settings {
   return loadSettings(
-    { DATABASE_URL: databaseUrl, PORT: '0', SVC_LOG_LEVEL: process.env.SVC_TEST_LOG_LEVEL ?? 'silent', ...env },
+    { DATABASE_URL: databaseUrl, PORT: '0', SVC_LOG_LEVEL: process.env.SVC_TEST_LOG_LEVEL ?? 'silent', SVC_AUDIT_CHECKPOINT_SECONDS: '0', ...env },
     projectDir ?? emptyProjectDir(),
   );
 }

@@ -28,6 +28,8 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     SVC_LOG_LEVEL: 'warn',
     SVC_RUN_LEASE_MS: String(LEASE_MS),
     SVC_RUN_CLAIM_INTERVAL_MS: String(CLAIM_INTERVAL_MS),
+    // A checkpoint is an event: tests that count events would race the timer.
+    SVC_AUDIT_CHECKPOINT_SECONDS: '0',
     ...extra,
   };
 }

@@ -80,12 +80,19 @@ export function runPaths(): Record<string, PathItem> {
         ok: {
           status: 200,
           description: 'The export',
-          schema: object({ format: { type: 'string', const: 'svc.run/v1' }, run: ref('Run'), workflow: anyObject, events: list('RunEvent') }, [
-            'format',
-            'run',
-            'workflow',
-            'events',
-          ]),
+          schema: object(
+            {
+              format: { type: 'string', const: 'svc.run/v1' },
+              run: ref('Run'),
+              workflow: anyObject,
+              events: {
+                type: 'array',
+                items: { allOf: [ref('RunEvent'), object({ metadata: anyObject, hash: str, redacted: { type: 'boolean' } }, ['metadata', 'hash'])] },
+              },
+              signature: { ...str, description: 'Detached JWS (EdDSA, `kid` of /auth/jwks.json) over the JCS of the rest of the export; see docs/audit.md' },
+            },
+            ['format', 'run', 'workflow', 'events', 'signature'],
+          ),
         },
         errors: [403, 404],
       }),

@@ -6,6 +6,7 @@ import type { EventStore } from '../../eventstore/store.js';
 import type { Clock } from '../../kernel/clock.js';
 import { BadRequestError, IdempotencyKeyReusedError, UnavailableError, VersionConflictError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
+import { jcs } from '../../kernel/jcs.js';
 import type { JsonObject, JsonValue } from '../../kernel/json.js';
 import type { Logger } from '../../kernel/logger.js';
 import { asRunEvent, runStream } from '../events.js';
@@ -36,17 +37,6 @@ const ABANDONED_AFTER_MS = 60_000;
 const SWEEP_BATCH = 1000;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-/**
- * JSON with object keys sorted, so one input hashes the same however its keys were ordered. (Not the
- * `canonicalize` package: an import-only package breaks mocha's require of the test fixtures.)
- */
-function canonicalJson(value: JsonValue): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  const keys = Object.keys(value).sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key]!)}`).join(',')}}`;
-}
-
 /** The `Idempotency-Key` header: undefined when absent, else 1 to 255 printable ASCII characters (400 otherwise). */
 export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
   if (header === undefined) return undefined;
@@ -74,7 +64,7 @@ export class IdempotencyKeys {
   async claim(scope: KeyScope, input: JsonObject): Promise<KeyClaim> {
     const { pool, store, clock, ttlSeconds } = this.deps;
     const keyHash = keyHashOf(scope);
-    const requestHash = sha256(canonicalJson(input));
+    const requestHash = sha256(jcs(input));
     const stream = keyStream(keyHash);
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const now = clock.now();

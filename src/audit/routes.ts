@@ -1,0 +1,63 @@
+// /admin/audit: the signed checkpoints and the verification of chains and checkpoints (scope audit:read, or iam:admin).
+import { Router } from 'express';
+import type { Pool } from '../db/pool.js';
+import { selectGate } from '../eventstore/sql.js';
+import type { EventStore } from '../eventstore/store.js';
+import type { Authenticator } from '../http/authenticator.js';
+import type { SigningKeys } from '../iam/keys.js';
+import { ADMIN_SCOPE, AUDIT_READ_SCOPE } from '../kernel/access.js';
+import type { Clock } from '../kernel/clock.js';
+import { integerParam } from '../kernel/validation.js';
+import { checkpointOf, writeCheckpoint } from './checkpoints.js';
+import { CHECKPOINT_STREAM, type Checkpoint } from './digest.js';
+import { verifyAuditLog } from './verify.js';
+
+export interface AuditRouteDeps {
+  pool: Pool;
+  store: EventStore;
+  keys: SigningKeys;
+  authenticator: Authenticator;
+  clock: Clock;
+}
+
+/**
+ * @example
+ * app.use(auditRouter({ pool, store, keys, authenticator, clock }));
+ */
+/**
+ * A checkpoint only reaches the gated horizon: while a transaction anywhere on the cluster holds
+ * committed events behind the gate, tries again for a few seconds so the answer covers them.
+ */
+async function writeCheckpointSoon(pool: Pool, write: () => Promise<Checkpoint | null>): Promise<Checkpoint | null> {
+  for (let attempt = 0; ; attempt++) {
+    const checkpoint = await write();
+    if (checkpoint || attempt >= 25 || !(await selectGate(pool)).isHoldingEvents) return checkpoint;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+export function auditRouter(deps: AuditRouteDeps): Router {
+  const { pool, store, keys, authenticator } = deps;
+  const router = Router();
+  const read = authenticator.require({ scope: AUDIT_READ_SCOPE });
+
+  router.get('/admin/audit/verify', read, async (_req, res) => {
+    res.json(await verifyAuditLog(pool, keys.jwks));
+  });
+
+  router.get('/admin/audit/checkpoints', read, async (req, res) => {
+    const after = integerParam(req.query.after, 'after', 0, 0, Number.MAX_SAFE_INTEGER);
+    const limit = integerParam(req.query.limit, 'limit', 100, 1, 1000);
+    const events = await store.readStream(CHECKPOINT_STREAM, after, limit);
+    const checkpoints = events.map((event) => ({ ...checkpointOf(event), global_position: event.globalPosition, hash: event.hash }));
+    res.json({ checkpoints, next_after: events.length === limit ? events.at(-1)!.streamPosition : null });
+  });
+
+  // On demand: a checkpoint of whatever the log holds past the last one (none when nothing is new).
+  router.post('/admin/audit/checkpoints', authenticator.require({ scope: ADMIN_SCOPE }), async (_req, res) => {
+    const checkpoint = await writeCheckpointSoon(pool, () => writeCheckpoint(store, keys, deps.clock, true));
+    res.status(checkpoint ? 201 : 200).json({ checkpoint });
+  });
+
+  return router;
+}
