@@ -98,23 +98,8 @@ export function evolveRun(state: RunState, event: RunEvent, at: string, position
   const next: RunState = { ...state, version: position, updatedAt: at };
   if (isTimedEvent(event)) return evolveTimed(state, next, event);
   switch (event.type) {
-    case 'run_started': {
-      const { payload } = event.data;
-      return {
-        ...next,
-        exists: true,
-        runId: payload.run_id,
-        workflow: payload.workflow,
-        schemaVersion: payload.schema_version,
-        input: payload.input,
-        principal: payload.principal ?? null,
-        context: payload.input,
-        nextStep: payload.first_step ?? null,
-        status: 'queued',
-        createdAt: at,
-        trigger: payload.schedule ?? { type: payload.trigger },
-      };
-    }
+    case 'run_started':
+      return evolveStarted(next, event, at);
     case 'step_started':
       if (isTerminal(state.status)) return next;
       return { ...next, currentStep: event.data.agent_id, status: state.status === 'paused' ? 'paused' : 'running', wake: null };
@@ -154,6 +139,24 @@ export function evolveRun(state: RunState, event: RunEvent, at: string, position
     default:
       return unknownEvent(event);
   }
+}
+
+function evolveStarted(next: RunState, event: RunEvent<'run_started'>, at: string): RunState {
+  const { payload } = event.data;
+  return {
+    ...next,
+    exists: true,
+    runId: payload.run_id,
+    workflow: payload.workflow,
+    schemaVersion: payload.schema_version,
+    input: payload.input,
+    principal: payload.principal ?? null,
+    context: payload.input,
+    nextStep: payload.first_step ?? null,
+    status: 'queued',
+    createdAt: at,
+    trigger: payload.schedule ?? { type: payload.trigger },
+  };
 }
 
 function evolveControl(state: RunState, next: RunState, event: RunEvent<'pause_requested' | 'paused' | 'resumed' | 'steered'>): RunState {
