@@ -12,6 +12,8 @@ const COUNT = Number(flag('count') ?? process.env.BENCH_TIMERS_RUNS ?? 10_000);
 /** The service's default SVC_RUN_CLAIM_INTERVAL_MS: the reference the lateness is read against. */
 const CLAIM_INTERVAL_MS = Number(flag('claim-interval') ?? 1000);
 const CONCURRENCY = 50;
+/** Steady phase: runs created per second, paced (below what this machine creates and fires at once). */
+const STEADY_RATE = Number(flag('rate') ?? 100);
 /** Runs of the one-step reference workflow that time run creation (and set how long creating the timer runs may take). */
 const CALIBRATION_RUNS = 300;
 const TARGET_SLACK_MS = 100;
@@ -60,12 +62,28 @@ function sampleMemory(pid: number, everyMs = 200): Sampler {
   return { samples, stop: () => clearInterval(timer) };
 }
 
-/** Creates `count` runs of the timer workflow over HTTP (202 each), run i due at fireAt(i). */
+async function createTimerRun(url: string, i: number, fireAt: (i: number) => string): Promise<void> {
+  const answer = await requestJson(`${url}/api/timer?wait=false`, { json: { fire_at: fireAt(i) } });
+  if (answer.status !== 202) throw new Error(`run ${i} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+}
+
+/** Creates `count` runs of the timer workflow over HTTP (202 each), run i due at fireAt(i), as fast as they go. */
 function createTimerRuns(url: string, count: number, fireAt: (i: number) => string) {
-  return runClosedLoop(count, CONCURRENCY, async (i) => {
-    const answer = await requestJson(`${url}/api/timer?wait=false`, { json: { fire_at: fireAt(i) } });
-    if (answer.status !== 202) throw new Error(`run ${i} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-  });
+  return runClosedLoop(count, CONCURRENCY, (i) => createTimerRun(url, i, fireAt));
+}
+
+/** The same at `perS` runs a second (open loop: run i is sent at i / perS seconds, whatever the answers). */
+async function createTimerRunsPaced(url: string, count: number, perS: number, fireAt: (i: number) => string) {
+  const start = Date.now();
+  const inFlight = new Set<Promise<void>>();
+  for (let i = 0; i < count; i++) {
+    await sleep(Math.max(0, start + (i * 1000) / perS - Date.now()));
+    const created: Promise<void> = createTimerRun(url, i, fireAt).finally(() => inFlight.delete(created));
+    inFlight.add(created);
+    if (inFlight.size >= CONCURRENCY) await Promise.race(inFlight);
+  }
+  await Promise.all(inFlight);
+  return { elapsedMs: Date.now() - start };
 }
 
 async function untilAllCompleted(pool: Pool): Promise<void> {
@@ -128,7 +146,7 @@ async function measure() {
     const burst = await latenessSince(db.pool, release);
     // Steady: each run waits 1-5 s from its own start, so timers fall due as fast as runs are created.
     const steadyFrom = Date.now();
-    const steadyCreated = await createTimerRuns(svc.url, COUNT, (i) => new Date(Date.now() + 1000 + ((i * 7919) % 4000)).toISOString());
+    const steadyCreated = await createTimerRunsPaced(svc.url, COUNT, STEADY_RATE, (i) => new Date(Date.now() + 1000 + ((i * 7919) % 4000)).toISOString());
     await untilAllCompleted(db.pool);
     const steady = await latenessSince(db.pool, steadyFrom);
     return {
@@ -178,7 +196,7 @@ export const timersBenchmark: Benchmark = {
       '',
       `A two-step workflow (Wait \`until\`, Response), runs created over HTTP with \`?wait=false\`, ${CONCURRENCY} in flight; one service process, ` +
         `SVC_RUN_CLAIM_INTERVAL_MS=${CLAIM_INTERVAL_MS}. Lateness is each timer_fired's commit time minus its fires_at (timers that waited). ` +
-        `**Steady**: ${fmtInt(COUNT)} runs, each waiting 1-5 s from its own start (created at ${fmtInt(rate(r.steadyCreated))} runs/s). ` +
+        `**Steady**: ${fmtInt(COUNT)} runs, each waiting 1-5 s from its own start, created at a paced ${fmtInt(STEADY_RATE)} runs/s (\`--rate\`; achieved ${fmtInt(rate(r.steadyCreated))} runs/s). ` +
         `**Burst**: ${fmtInt(COUNT)} runs created first (${fmtInt(rate(r.created))} runs/s; without the Wait step ${fmtInt(r.plainPerS)} runs/s), ` +
         `all waiting until a common release time plus 1-5 s, so all ${fmtInt(COUNT)} fall due within 4 s: a capacity test. ${r.lateCreations}`,
       '',
