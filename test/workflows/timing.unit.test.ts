@@ -5,18 +5,7 @@ import { toWorkflowDefinition, type StepDefinition } from '../../src/workflows/d
 import { workflowSummary } from '../../src/workflows/manifest.js';
 import { MAX_DURATION_MS, parseDateTime, parseDuration } from '../../src/workflows/durations.js';
 import { isRetried, retryIntervalMs, retryPolicyOf, type RetryPolicy } from '../../src/workflows/retry.js';
-
-/** A small deterministic PRNG (mulberry32): failures reproduce. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../projections/sampleProjection.js';
 
 const step = (kind: string, config: Record<string, unknown>): StepDefinition => ({ id: 's', kind: kind as StepDefinition['kind'], routes: {}, config });
 const policy = (overrides: Partial<RetryPolicy>): RetryPolicy => ({
@@ -48,7 +37,7 @@ describe('durations', () => {
   });
 
   it('round-trips any amount in any unit (property)', () => {
-    const random = seeded(17);
+    const random = seededRandom(17);
     const units: [string, number][] = [
       ['ms', 1],
       ['s', 1000],
@@ -82,7 +71,7 @@ describe('retry backoff', () => {
   });
 
   it('never shrinks without jitter, never passes the cap, and with full jitter draws within [0, interval] (property)', () => {
-    const random = seeded(42);
+    const random = seededRandom(42);
     for (let i = 0; i < 500; i++) {
       const initial = Math.floor(random() * 5000);
       const p = policy({ initialIntervalMs: initial, multiplier: 1 + random() * 4, maxIntervalMs: initial + Math.floor(random() * 100_000) });
