@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type pg from 'pg';
+import { SvcClient, SvcRequestError } from '../../src/client/index.js';
 import type { Service } from '../../src/main.js';
 import { rebuildProjection } from '../../src/projections/index.js';
 import { createTestDatabase } from '../support/db.js';
@@ -23,10 +24,10 @@ import { openPool } from '../durability/helpers.js';
 
 const FORK_PROJECT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/fork');
 
-/** The outside API of the chain workflow: counts calls per path; /three fails until it is fixed. */
+/** The outside API of the fixture's workflows: counts calls per path; a broken path answers 500 until it is fixed. */
 class CountingApi {
   readonly calls: { path: string; body: unknown }[] = [];
-  isThreeBroken = true;
+  readonly broken = new Set(['/three', '/notify']);
   private server: Server | undefined;
   url = '';
 
@@ -38,7 +39,7 @@ class CountingApi {
         const pathname = new URL(req.url ?? '/', 'http://x').pathname;
         this.calls.push({ path: pathname, body: body ? JSON.parse(body) : null });
         const n = this.count(pathname);
-        if (pathname === '/three' && this.isThreeBroken) return answer(res, 500, { error: 'three is down' });
+        if (this.broken.has(pathname)) return answer(res, 500, { error: 'three is down' });
         answer(res, 200, { n, path: pathname });
       });
     });
@@ -85,6 +86,8 @@ describe('forking a run from a step', function () {
   let admin: Admin;
   let source: string;
   let fork: string;
+  let reviewSource: string;
+  let reviewFork: string;
 
   const serve = async (url: string): Promise<Service> => {
     const started = await startTestService({ databaseUrl: url, projectDir: FORK_PROJECT, env: { SVC_SIGNING_KEY: PROCESS_SIGNING_KEY } });
@@ -130,7 +133,7 @@ describe('forking a run from a step', function () {
   it('forked from the failed step after the fault is fixed: steps one and two are not called again, the fork completes, the source is untouched', async () => {
     const sourceBefore = await readBack(service, admin.token, source);
     const sourceStored = await storedEvents(db, source);
-    api.isThreeBroken = false;
+    api.broken.delete('/three');
     const forked = await asAdmin().post(`/api/runs/${source}/fork`, { from_step: 'three', input: { tag: 'second' } });
     expect(forked.status, JSON.stringify(forked.body)).to.equal(202);
     fork = forked.body.id as string;
@@ -214,6 +217,31 @@ describe('forking a run from a step', function () {
     expect(new Set(stored.slice(1).flatMap((e) => (e.metadata.copied_from ? [e.metadata.copied_from.run_id] : [])))).to.deep.equal(new Set([fork]));
   });
 
+  it("a fork past a decided approval copies the decision: the source's approval stays the source's, the fork asks nobody", async () => {
+    const started = await asAdmin().post('/api/workflows/review/runs?wait=false', { api: api.url });
+    expect(started.status, JSON.stringify(started.body)).to.equal(202);
+    const reviewed = started.body.id as string;
+    await waitForStatus(service.url, admin.token, reviewed, ['waiting_human']);
+    const decided = await asAdmin().post(`/api/runs/${reviewed}/human/approve`, { decision: 'approve' });
+    expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
+    expect((await waitForStatus(service.url, admin.token, reviewed, ['completed', 'failed'], 20_000)).status).to.equal('failed');
+    const approvalsBefore = (await db.query('SELECT * FROM svc_approvals ORDER BY approval_id')).rows;
+    expect(approvalsBefore.map((a) => [a.run_id, a.status])).to.deep.equal([[reviewed, 'decided']]);
+
+    api.broken.delete('/notify');
+    const forked = await asAdmin().post(`/api/runs/${reviewed}/fork`, { from_step: 'notify' });
+    expect(forked.status, JSON.stringify(forked.body)).to.equal(202);
+    const done = await waitForStatus(service.url, admin.token, forked.body.id, ['completed', 'failed', 'waiting_human'], 20_000);
+    expect(done.status, JSON.stringify(done)).to.equal('completed');
+    expect(done.output).to.deep.equal({ notified: 2 });
+    const copied = (await storedEvents(db, forked.body.id)).filter((e) => e.metadata.copied_from).map((e) => e.type);
+    expect(copied).to.include.members(['approval_requested', 'approval_decided']);
+    expect((await db.query('SELECT * FROM svc_approvals ORDER BY approval_id')).rows, 'svc_approvals is unchanged').to.deep.equal(approvalsBefore);
+    expect((await asAdmin().get('/api/approvals')).body).to.deep.equal([]);
+    reviewFork = forked.body.id as string;
+    reviewSource = reviewed;
+  });
+
   it('export, CLI import into a fresh database (copies stay marked) and replay (copied steps KEPT, the fork own steps SAME)', async () => {
     const exported = await asAdmin().get(`/api/runs/${fork}/export`);
     expect(exported.status).to.equal(200);
@@ -268,6 +296,23 @@ describe('forking a run from a step', function () {
     expect(rows.map((r) => r.forked_from)).to.deep.equal([
       { run_id: source, step_id: 'three' },
       { run_id: fork, step_id: 'four' },
+      { run_id: reviewSource, step_id: 'notify' },
     ]);
+    expect(rows[0].id).to.equal(fork);
+    expect(rows[2].id).to.equal(reviewFork);
+  });
+
+  it('the client library: runs.fork answers the new run; a refused fork is an SvcRequestError with the status', async () => {
+    const svc = new SvcClient({ baseUrl: service.url, token: admin.token });
+    const run = await svc.runs.fork(source, 'three', { tag: 'client' });
+    expect(run.forked_from).to.deep.equal({ run_id: source, step_id: 'three' });
+    const done = await waitForStatus(service.url, admin.token, run.id, ['completed', 'failed'], 20_000);
+    expect(done.output).to.include({ first: 1, tag: 'client' });
+    const refused = await svc.runs.fork(source, 'four').then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(refused).to.be.instanceOf(SvcRequestError);
+    expect((refused as SvcRequestError).status).to.equal(409);
   });
 });
