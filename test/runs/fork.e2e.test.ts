@@ -18,7 +18,7 @@ import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, client, expectError, type Admin } from '../support/http.js';
 import { journalOf, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { PROCESS_SIGNING_KEY, runCli } from '../support/serviceProcess.js';
+import { killAllServices, LEASE_MS, PROCESS_SIGNING_KEY, runCli, ServiceProcess } from '../support/serviceProcess.js';
 import { createUser } from '../support/users.js';
 import { openPool } from '../durability/helpers.js';
 
@@ -28,6 +28,8 @@ const FORK_PROJECT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fi
 class CountingApi {
   readonly calls: { path: string; body: unknown }[] = [];
   readonly broken = new Set(['/three', '/notify']);
+  /** Paths that answer only after this many milliseconds. */
+  readonly slow = new Map<string, number>();
   private server: Server | undefined;
   url = '';
 
@@ -39,8 +41,9 @@ class CountingApi {
         const pathname = new URL(req.url ?? '/', 'http://x').pathname;
         this.calls.push({ path: pathname, body: body ? JSON.parse(body) : null });
         const n = this.count(pathname);
-        if (this.broken.has(pathname)) return answer(res, 500, { error: 'three is down' });
-        answer(res, 200, { n, path: pathname });
+        if (this.broken.has(pathname)) return answer(res, 500, { error: `${pathname} is down` });
+        // Unref'd: an answer held for a caller that was killed keeps no test process alive.
+        setTimeout(() => answer(res, 200, { n, path: pathname }), this.slow.get(pathname) ?? 0).unref();
       });
     });
     this.server.listen(0, '127.0.0.1');
@@ -124,6 +127,7 @@ describe('forking a run from a step', function () {
   });
 
   after(async () => {
+    await killAllServices();
     for (const started of services) await started.close().catch(() => undefined);
     for (const pool of pools) await pool.end().catch(() => undefined);
     api.stop();
@@ -314,5 +318,27 @@ describe('forking a run from a step', function () {
     );
     expect(refused).to.be.instanceOf(SvcRequestError);
     expect((refused as SvcRequestError).status).to.equal(409);
+  });
+
+  it('a worker killed (SIGKILL) while it drives a fork: another process finishes it, and still never runs the steps before from_step', async () => {
+    // Only the two processes below drive runs from here on.
+    await service.close();
+    const a = await ServiceProcess.start(databaseUrl, FORK_PROJECT);
+    api.slow.set('/three', 60_000);
+    const before = api.counts();
+    const forked = await client(a.url, admin.token).post(`/api/runs/${source}/fork`, { from_step: 'three', input: { tag: 'crash' } });
+    expect(forked.status, JSON.stringify(forked.body)).to.equal(202);
+    const deadline = Date.now() + 20_000;
+    while (api.count('/three') === before['/three'] && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(api.count('/three'), 'A called three').to.equal(before['/three']! + 1);
+    await a.kill('SIGKILL');
+    api.slow.delete('/three');
+    const b = await ServiceProcess.start(databaseUrl, FORK_PROJECT);
+    const done = await waitForStatus(b.url, admin.token, forked.body.id, ['completed', 'failed'], 5 * LEASE_MS + 20_000);
+    expect(done.status, JSON.stringify(done)).to.equal('completed');
+    expect(done.output).to.include({ first: 1, tag: 'crash' });
+    // Three ran again on B (at least once, as any step in flight when its worker dies); one and two never.
+    expect(api.counts()).to.deep.equal({ ...before, '/three': before['/three']! + 2, '/four': before['/four']! + 1 });
+    await b.kill();
   });
 });
