@@ -9,9 +9,8 @@ import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client } from '../support/http.js';
 import { journalOf, waitForEvent, waitForStatus } from '../support/runs.js';
 import { copyProject } from '../support/projects.js';
-import { startTestService } from '../support/service.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
-import { agentProject, SIGNING_KEY } from './support/harness.js';
+import { agentProject, startAgentService } from './support/harness.js';
 import { McpHttpServer } from './support/mcpHttpServer.js';
 
 const RETRY = 'retry: {max_attempts: 3, initial_interval: 100ms, backoff: exponential, multiplier: 2, non_retryable: [ValidationError]}';
@@ -98,9 +97,7 @@ describe('step retries on MCP, Agent and ModelOp steps', function () {
 
   before(async function () {
     this.timeout(60_000);
-    await fake.start();
-    await mcp.start();
-    service = await startTestService({ projectDir: retryProject(mcp.url), env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
+    service = await startAgentService(fake, mcp, retryProject);
     token = (await bootstrapAdmin(service.url)).token;
     api = client(service.url, token);
   });
