@@ -48,6 +48,8 @@ export type RunDescriptor = {
   approval: PendingApprovalRef | null;
   /** How the run was started: `http`, `api`, `grpc`, `mcp`, or a schedule's tick. */
   trigger?: RunTrigger | null;
+  /** Present on a forked run (POST /api/runs/{id}/fork): the run and step it was forked from. */
+  forked_from?: { run_id: string; step_id: string };
 };
 
 /** `type` is how the run was started; a schedule's run names its schedule and tick. */

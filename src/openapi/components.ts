@@ -102,8 +102,12 @@ export const components: OpenAPIV3_1.ComponentsObject = {
           oneOf: [{ type: 'null' }, object({ approval_id: uuid, kind: str, title: str, form: {}, decide_url: str }, ['approval_id', 'decide_url'])],
         },
         trigger: {
-          description: 'How the run was started (`http`, `api`, `grpc`, `mcp`, `schedule`); a schedule names its schedule and tick.',
+          description: 'How the run was started (`http`, `api`, `grpc`, `mcp`, `schedule`, `fork`); a schedule names its schedule and tick.',
           oneOf: [{ type: 'null' }, object({ type: str, schedule_id: str, scheduled_at: { type: 'string', format: 'date-time' } }, ['type'])],
+        },
+        forked_from: {
+          ...object({ run_id: uuid, step_id: str }, ['run_id', 'step_id']),
+          description: 'Only on a forked run (POST /api/runs/{id}/fork): the run and step it was forked from.',
         },
       },
       ['id', 'workflow', 'status', 'status_url', 'events_url'],

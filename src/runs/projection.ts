@@ -27,6 +27,7 @@ function stateOf(row: Row): RunState {
     createdAt: String(row.created_at),
     updatedAt: String(row.updated_at),
     trigger: (row.trigger as RunState['trigger']) ?? null,
+    forkedFrom: (row.forked_from as RunState['forkedFrom']) ?? null,
   };
 }
 
@@ -51,12 +52,13 @@ function rowOf(state: RunState): Row {
     created_at: state.createdAt,
     updated_at: state.updatedAt,
     trigger: state.trigger,
+    forked_from: state.forkedFrom,
   };
 }
 
 export const runsProjection = defineProjection({
   name: 'svc_runs',
-  version: 3,
+  version: 4,
   table: 'svc_runs',
   key: ['id'],
   eventTypes: RUN_EVENT_TYPES,

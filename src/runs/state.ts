@@ -1,6 +1,6 @@
 // A run's state, folded from its journal: what the executor resumes from and the read model shows.
 import type { JsonObject, JsonValue } from '../kernel/json.js';
-import type { Approval, ApprovalDecided, RecordedRunEvent, RunError, RunEvent, RunPrincipal, RunTrigger } from './events.js';
+import type { Approval, ApprovalDecided, ForkedFrom, RecordedRunEvent, RunError, RunEvent, RunPrincipal, RunTrigger } from './events.js';
 import { applyChanges } from '../workflows/template.js';
 
 /** The state names who started the run as its run_started event does. */
@@ -60,6 +60,8 @@ export interface RunState {
   updatedAt: string;
   /** As run_started says: `{type}`, with a schedule's tick for `schedule`. */
   trigger: RunTrigger | null;
+  /** A fork's source run and step, as its run_started says (null: not a fork). */
+  forkedFrom: ForkedFrom | null;
 }
 
 export const initialRunState: RunState = {
@@ -85,6 +87,7 @@ export const initialRunState: RunState = {
   createdAt: '',
   updatedAt: '',
   trigger: null,
+  forkedFrom: null,
 };
 
 export function isTerminal(status: RunStatus): boolean {
@@ -156,6 +159,7 @@ function evolveStarted(next: RunState, event: RunEvent<'run_started'>, at: strin
     status: 'queued',
     createdAt: at,
     trigger: payload.schedule ?? { type: payload.trigger },
+    forkedFrom: payload.forked_from ?? null,
   };
 }
 
