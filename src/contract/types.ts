@@ -89,6 +89,8 @@ export type WorkflowSummary = {
 export type WorkflowManifest = WorkflowSummary & {
   name: string;
   steps: { id: string; kind: string }[];
+  /** spec.concurrency as written; null when every run starts at once. */
+  concurrency: { limit: number; key: string | null; on_limit: 'queue' | 'reject' } | null;
 };
 
 export type WorkflowEnvelope = {

@@ -1,7 +1,7 @@
 // The one map from errors to HTTP: status, body `{detail, code}`, 422 `{detail: [...]}`, never a stack.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isConnectionLoss } from '../db/connectionLoss.js';
-import { AppError, NotFoundError, UnavailableError, ValidationError, type ErrorCode } from '../kernel/errors.js';
+import { AppError, ConcurrencyLimitError, NotFoundError, UnavailableError, ValidationError, type ErrorCode } from '../kernel/errors.js';
 import { ForbiddenKeyError } from '../kernel/json.js';
 
 const STATUS_BY_CODE: Record<ErrorCode, number> = {
@@ -18,6 +18,7 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   INTERNAL: 500,
   NOT_IMPLEMENTED: 501,
   UNAVAILABLE: 503,
+  CONCURRENCY_LIMIT_REACHED: 429,
 };
 
 export interface ErrorBody {
@@ -91,7 +92,7 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
     return;
   }
   if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
-  if (appError instanceof UnavailableError) res.setHeader('Retry-After', String(appError.retryAfterSeconds));
+  if (appError instanceof UnavailableError || appError instanceof ConcurrencyLimitError) res.setHeader('Retry-After', String(appError.retryAfterSeconds));
   if (appError instanceof ValidationError) {
     res.status(422).json({ detail: appError.issues });
     return;

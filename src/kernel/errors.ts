@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'METHOD_NOT_ALLOWED'
   | 'NOT_IMPLEMENTED'
   | 'UNAVAILABLE'
+  | 'CONCURRENCY_LIMIT_REACHED'
   | 'INTERNAL';
 
 /** One entry of a 422 `detail` array. */
@@ -100,6 +101,27 @@ export class UnavailableError extends AppError {
   constructor(message: string, fields: Record<string, unknown> = {}, options?: ErrorOptions) {
     super('UNAVAILABLE', message, { retryAfterSeconds: RETRY_AFTER_SECONDS, ...fields }, options);
     this.retryAfterSeconds = RETRY_AFTER_SECONDS;
+  }
+}
+
+/** Seconds a client refused by a full concurrency limit is told to wait before starting the run again. */
+export const CONCURRENCY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * A workflow with `spec.concurrency.on_limit: reject` has every slot of the run's key taken: nothing
+ * was started (429 with Retry-After).
+ */
+export class ConcurrencyLimitError extends AppError {
+  readonly retryAfterSeconds = CONCURRENCY_RETRY_AFTER_SECONDS;
+
+  constructor(workflow: string, key: string, limit: number) {
+    const of = key === '' ? workflow : `${workflow} (key ${JSON.stringify(key)})`;
+    super('CONCURRENCY_LIMIT_REACHED', `${limit} run(s) of ${of} are running, its concurrency limit: nothing was started; retry after Retry-After seconds`, {
+      workflow,
+      key,
+      limit,
+      retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
+    });
   }
 }
 

@@ -182,6 +182,13 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         has_slow_steps: bool,
         slow_kinds_present: strings,
         steps: { type: 'array', items: object({ id: str, kind: { type: 'string', enum: [...STEP_KINDS] } }, ['id', 'kind']) },
+        concurrency: {
+          description: 'spec.concurrency: runs executing at once (per value of the `key` template), and whether a start beyond it queues or is refused (429).',
+          oneOf: [
+            { type: 'null' },
+            object({ limit: int, key: { type: ['string', 'null'] }, on_limit: { type: 'string', enum: ['queue', 'reject'] } }, ['limit', 'key', 'on_limit']),
+          ],
+        },
       },
       ['name', 'trigger_path', 'trigger_method', 'public', 'has_slow_steps', 'slow_kinds_present', 'steps'],
     ),

@@ -27,6 +27,7 @@ function stateOf(row: Row): RunState {
     createdAt: String(row.created_at),
     updatedAt: String(row.updated_at),
     trigger: (row.trigger as RunState['trigger']) ?? null,
+    slot: row.slot === 'held' || row.slot === 'waiting' ? { key: String(row.concurrency_key ?? ''), state: row.slot } : null,
   };
 }
 
@@ -51,6 +52,8 @@ function rowOf(state: RunState): Row {
     created_at: state.createdAt,
     updated_at: state.updatedAt,
     trigger: state.trigger,
+    concurrency_key: state.slot?.key ?? null,
+    slot: state.slot?.state ?? null,
   };
 }
 

@@ -60,7 +60,14 @@ export interface RunState {
   updatedAt: string;
   /** As run_started says: `{type}`, with a schedule's tick for `schedule`. */
   trigger: RunTrigger | null;
+  /**
+   * Its place under spec.concurrency: waiting for a slot of `key`, or holding one (null: neither; a
+   * run of a workflow with a limit acquires a slot before its next step runs).
+   */
+  slot: RunSlot | null;
 }
+
+export type RunSlot = { key: string; state: 'held' | 'waiting' };
 
 export const initialRunState: RunState = {
   exists: false,
@@ -85,6 +92,7 @@ export const initialRunState: RunState = {
   createdAt: '',
   updatedAt: '',
   trigger: null,
+  slot: null,
 };
 
 export function isTerminal(status: RunStatus): boolean {
@@ -93,8 +101,24 @@ export function isTerminal(status: RunStatus): boolean {
 
 const waitingOn = (approval: Approval): RunStatus => (approval.kind === 'tool' ? 'waiting_approval' : 'waiting_human');
 
+/** A run gives up its slot when it waits for a person or a time, is paused, or ends: nothing of it runs then. */
+const RELEASES_SLOT: ReadonlySet<string> = new Set([
+  'approval_requested',
+  'paused',
+  'step_attempt_failed',
+  'timer_started',
+  'run_completed',
+  'run_failed',
+  'run_aborted',
+]);
+
 /** Folds one journal event; `at` is when it was recorded. */
 export function evolveRun(state: RunState, event: RunEvent, at: string, position: number): RunState {
+  const evolved = evolveStatus(state, event, at, position);
+  return evolved.slot !== null && RELEASES_SLOT.has(event.type) ? { ...evolved, slot: null } : evolved;
+}
+
+function evolveStatus(state: RunState, event: RunEvent, at: string, position: number): RunState {
   const next: RunState = { ...state, version: position, updatedAt: at };
   if (isTimedEvent(event)) return evolveTimed(state, next, event);
   switch (event.type) {
@@ -136,6 +160,9 @@ export function evolveRun(state: RunState, event: RunEvent, at: string, position
     case 'tool_result':
     case 'agent_progress':
       return next;
+    case 'run_queued':
+    case 'run_dequeued':
+      return evolveQueue(state, next, event);
     default:
       return unknownEvent(event);
   }
@@ -192,6 +219,18 @@ function evolveTimed(state: RunState, next: RunState, event: TimedEvent): RunSta
     case 'timer_fired':
       return { ...next, status: status('running'), wake: null };
   }
+}
+
+/**
+ * Queued, the run keeps what it waited for (a due timer, a decision): once it has a slot it goes on
+ * from there, a due wake first.
+ */
+function evolveQueue(state: RunState, next: RunState, event: RunEvent<'run_queued' | 'run_dequeued'>): RunState {
+  if (isTerminal(state.status)) return next;
+  const { key } = event.data.payload;
+  if (event.type === 'run_queued') return { ...next, status: 'queued', slot: { key, state: 'waiting' } };
+  const status = state.status === 'queued' && state.wake ? state.wake.status : state.status;
+  return { ...next, status, slot: { key, state: 'held' } };
 }
 
 function evolveEnd(next: RunState, event: RunEvent<'run_completed' | 'run_failed' | 'run_aborted'>): RunState {

@@ -83,9 +83,10 @@ export class RunStarter {
     const start = await this.admitKeyed(request);
     // A replay waits for the first run as long as the first request did.
     if ('replay' in start) return { runId: start.replay, state: await this.replayState(start.replay, true), replayed: true };
+    const deadline = Date.now() + syncTimeoutMs;
     const { runId, finished, recording } = await executor.startRun(start, false);
     // As journaled: a terminal state here is recorded.
-    const state = await settleWithin(finished, syncTimeoutMs);
+    const state = await this.queuedToEnd(runId, await settleWithin(finished, syncTimeoutMs), deadline);
     if (state && isTerminal(state.status)) return { runId, state };
     await executor.makeDurable(runId);
     const recorded = await recording;
@@ -114,6 +115,15 @@ export class RunStarter {
     const scope = { workflow: start.workflow.name, ...request.idempotency };
     const claim = await this.deps.idempotency.claim(scope, start.input);
     return claim.kind === 'replay' ? { replay: claim.runId } : { ...start, runId: claim.runId };
+  }
+
+  /**
+   * A run queued for a concurrency slot is waited for as a long run is, within the sync timeout: its
+   * drive here ended, and the worker that dequeues it may be another.
+   */
+  private async queuedToEnd(runId: string, state: RunState | undefined, deadline: number): Promise<RunState | undefined> {
+    if (state?.slot?.state !== 'waiting' || Date.now() >= deadline) return state;
+    return (await this.deps.idempotency.runState(runId, deadline - Date.now(), true)) ?? state;
   }
 
   /** The first run of a key, within the sync timeout; a claim whose run is not journaled by then is a 503. */
