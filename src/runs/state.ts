@@ -229,7 +229,8 @@ function evolveQueue(state: RunState, next: RunState, event: RunEvent<'run_queue
   if (isTerminal(state.status)) return next;
   const { key } = event.data.payload;
   if (event.type === 'run_queued') return { ...next, status: 'queued', slot: { key, state: 'waiting' } };
-  const status = state.status === 'queued' && state.wake ? state.wake.status : state.status;
+  // Holding a slot it executes: `running`, or its due wake first (fired or retried by the drive).
+  const status = state.status !== 'queued' ? state.status : state.wake ? state.wake.status : 'running';
   return { ...next, status, slot: { key, state: 'held' } };
 }
 
