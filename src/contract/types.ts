@@ -48,7 +48,12 @@ export type RunDescriptor = {
   approval: PendingApprovalRef | null;
   /** How the run was started: `http`, `api`, `grpc`, `mcp`, or a schedule's tick. */
   trigger?: RunTrigger | null;
+  /** Under spec.concurrency: the run's key value and whether it holds a slot or waits for one (null: neither). */
+  concurrency?: RunConcurrency | null;
 };
+
+/** `queue_position` (1: next to start) is in run detail for a run waiting for a slot. */
+export type RunConcurrency = { key: string; slot: 'held' | 'waiting'; queue_position?: number };
 
 /** `type` is how the run was started; a schedule's run names its schedule and tick. */
 export type RunTrigger = { type: string; schedule_id?: string; scheduled_at?: string };

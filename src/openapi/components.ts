@@ -115,6 +115,11 @@ export const components: OpenAPIV3_1.ComponentsObject = {
           description: 'How the run was started (`http`, `api`, `grpc`, `mcp`, `schedule`); a schedule names its schedule and tick.',
           oneOf: [{ type: 'null' }, object({ type: str, schedule_id: str, scheduled_at: { type: 'string', format: 'date-time' } }, ['type'])],
         },
+        concurrency: {
+          description:
+            'Under spec.concurrency: the key value and whether the run holds a slot or waits for one (status `queued`); run detail adds `queue_position` (1: next to start) for a waiting run. Null otherwise.',
+          oneOf: [{ type: 'null' }, object({ key: str, slot: { type: 'string', enum: ['held', 'waiting'] }, queue_position: int }, ['key', 'slot'])],
+        },
       },
       ['id', 'workflow', 'status', 'status_url', 'events_url'],
     ),

@@ -25,6 +25,8 @@ export interface RunRow {
   created_at: string;
   updated_at: string;
   trigger?: JsonObject | null;
+  concurrency_key?: string | null;
+  slot?: string | null;
 }
 
 /** Typed by the contract the client library reads (src/contract/types.ts). */
@@ -44,6 +46,7 @@ export function runDescriptor(row: RunRow): RunDescriptor {
     created_at: row.created_at,
     updated_at: row.updated_at,
     trigger: (row.trigger as RunDescriptor['trigger']) ?? null,
+    concurrency: row.slot === 'held' || row.slot === 'waiting' ? { key: row.concurrency_key ?? '', slot: row.slot } : null,
     status_url: `/api/runs/${row.id}`,
     events_url: `/api/runs/${row.id}/events`,
     approval: approval
@@ -79,6 +82,8 @@ export function descriptorOfState(state: RunState): RunDescriptor {
     created_at: state.createdAt,
     updated_at: state.updatedAt,
     trigger: state.trigger,
+    concurrency_key: state.slot?.key ?? null,
+    slot: state.slot?.state ?? null,
   });
 }
 

@@ -1,5 +1,6 @@
 // The concurrency read model's SQL (svc_runs.concurrency_key and slot, db/0015): the (workflow, key)
 // lock, holders, the queue in arrival order. Each receives its client; the lock is the transaction's.
+import type { RunDescriptor } from '../../contract/types.js';
 import type { Queryable } from '../../db/pool.js';
 
 /**
@@ -57,4 +58,11 @@ export async function selectQueueHead(db: Queryable, workflow: string, key: stri
     [workflow, key, limit],
   );
   return rows.map((r) => ({ id: r.id, version: Number(r.last_seq) }));
+}
+
+/** Run detail: a run waiting for a slot with its place in the queue (1: the next to start). */
+export async function withQueuePosition(db: Queryable, run: RunDescriptor): Promise<RunDescriptor> {
+  if (run.concurrency?.slot !== 'waiting') return run;
+  const ahead = await countWaitingAhead(db, run.workflow, run.concurrency.key, run.id, run.created_at);
+  return { ...run, concurrency: { ...run.concurrency, queue_position: ahead + 1 } };
 }
