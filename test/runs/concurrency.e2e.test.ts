@@ -136,8 +136,15 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     expect(Number(refused.headers.get('retry-after'))).to.be.greaterThan(0);
     expect(refused.body.detail).to.match(/concurrency limit/);
     expect(refused.headers.get('x-svc-run-id')).to.equal(null);
+    const keyed = (url: string) =>
+      call(url, 'POST', '/api/cc/refusing?wait=false', { token, json: { ms: 10 }, headers: { 'idempotency-key': 'refused-once' } });
+    expectError(await keyed(second.url), 429, 'CONCURRENCY_LIMIT_REACHED');
     await waitAll([first], ['completed']);
-    const later = idOf(await start('refusing', { ms: 10 }));
+    // The refused start gave its Idempotency-Key back: the retry starts the run, and a repeat replays it.
+    const retried = await keyed(service.url);
+    const later = idOf(retried);
+    expect(retried.headers.get('idempotent-replayed')).to.equal(null);
+    expect((await keyed(second.url)).headers.get('x-svc-run-id')).to.equal(later);
     await waitAll([later], ['completed']);
     expect((await call(service.url, 'GET', '/api/runs?workflow=refusing', { token })).body).to.have.length(2);
   });

@@ -24,7 +24,9 @@ export function admissionOf(run: RunState, policy: ConcurrencyDefinition, isNew:
     await lockSlots(tx.client, run.workflow, key);
     const holders = await countHolders(tx.client, run.workflow, key, run.runId);
     const waitingAhead = await countWaitingAhead(tx.client, run.workflow, key, run.runId, isNew ? null : run.createdAt);
-    return decideAdmission({ workflow: run.workflow, policy, key, holders, waitingAhead, isNew, isWaiting: run.slot?.state === 'waiting' });
+    // A schedule's tick must start exactly once: it queues rather than being refused (overlap: skip passes ticks over).
+    const isRefusable = isNew && run.trigger?.type !== 'schedule';
+    return decideAdmission({ workflow: run.workflow, policy, key, holders, waitingAhead, isNew: isRefusable, isWaiting: run.slot?.state === 'waiting' });
   };
 }
 

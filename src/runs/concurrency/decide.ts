@@ -14,7 +14,7 @@ export interface AdmitRun {
   holders: number;
   /** Runs of the workflow and key waiting for a slot that arrived before this one. */
   waitingAhead: number;
-  /** A start (run_started is in the same commit): only a start can be refused; a run that already exists queues. */
+  /** A start that may be refused (run_started is in the same commit, not a schedule's tick): a run that already exists queues. */
   isNew: boolean;
   /** The run waits for a slot already (run_queued is journaled). */
   isWaiting: boolean;

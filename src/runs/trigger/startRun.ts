@@ -2,14 +2,14 @@
 // input checked against its input schema, the start, the wait within SVC_SYNC_TIMEOUT_MS, and an
 // answer only for a run the journal holds (docs/operations.md, "During a database outage").
 import type { Principal } from '../../kernel/access.js';
-import { UnavailableError, ValidationError } from '../../kernel/errors.js';
+import { ConcurrencyLimitError, UnavailableError, ValidationError } from '../../kernel/errors.js';
 import { inspectJson, isJsonObject, refuseUnsafeJson, type JsonObject } from '../../kernel/json.js';
 import { compileValidator, type Validator } from '../../kernel/validation.js';
 import type { ModelRegistry } from '../../models/registry.js';
 import type { JsonSchema } from '../../models/schemas.js';
 import type { WorkflowDefinition } from '../../workflows/definition.js';
 import { resolveSchema } from '../../workflows/schemas.js';
-import type { RunExecutor, StartRun } from '../engine/executor.js';
+import type { RunExecutor, StartedRun, StartRun } from '../engine/executor.js';
 import { notRecordedError } from '../engine/recording.js';
 import type { ScheduleTrigger } from '../events.js';
 import { isTerminal, type RunState } from '../state.js';
@@ -84,7 +84,7 @@ export class RunStarter {
     // A replay waits for the first run as long as the first request did.
     if ('replay' in start) return { runId: start.replay, state: await this.replayState(start.replay, true), replayed: true };
     const deadline = Date.now() + syncTimeoutMs;
-    const { runId, finished, recording } = await executor.startRun(start, false);
+    const { runId, finished, recording } = await this.startClaimed(request, start, false);
     // As journaled: a terminal state here is recorded.
     const state = await this.queuedToEnd(runId, await settleWithin(finished, syncTimeoutMs), deadline);
     if (state && isTerminal(state.status)) return { runId, state };
@@ -104,8 +104,20 @@ export class RunStarter {
       const journaled = await this.replayState(start.replay, false);
       return { runId: start.replay, input: journaled.input, journaled, replayed: true };
     }
-    const { runId, journaled } = await this.deps.executor.startRun(start, true);
+    const { runId, journaled } = await this.startClaimed(request, start, true);
     return { runId, input: start.input, journaled };
+  }
+
+  /** A start its concurrency limit refused gives its Idempotency-Key back: the client's retry after Retry-After starts the run. */
+  private async startClaimed(request: RunStartRequest, start: StartRun, commitFirst: boolean): Promise<StartedRun> {
+    try {
+      return await this.deps.executor.startRun(start, commitFirst);
+    } catch (error) {
+      if (error instanceof ConcurrencyLimitError && request.idempotency && start.runId) {
+        await this.deps.idempotency.release({ workflow: start.workflow.name, ...request.idempotency }, start.runId, 'concurrency limit');
+      }
+      throw error;
+    }
   }
 
   /** Admitted, then its Idempotency-Key claimed for the run (or the run of the key's first request). */
