@@ -9,6 +9,7 @@ import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call, eventually, expectError, type HttpResult } from '../support/http.js';
 import { copyProject } from '../support/projects.js';
 import { waitForStatus } from '../support/runs.js';
+import { readSse } from '../support/sse.js';
 import { startTestService } from '../support/service.js';
 import { killAllServices, PROCESS_SIGNING_KEY, ServiceProcess } from '../support/serviceProcess.js';
 import { ENGINE_PROJECT } from '../workflows/helpers.js';
@@ -174,6 +175,23 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     await waitAll([holder, next], ['completed']);
     const log = await logOf([holder, waiting, next]);
     expect(log.filter((e) => e.run_id === waiting).map((e) => e.type)).to.deep.equal(['run_started', 'run_queued', 'run_aborted']);
+    expect(mostHolding(log)).to.equal(1);
+  });
+
+  it('a streaming trigger of a queued run streams its steps once it starts, then done', async () => {
+    const holder = idOf(await start('per_key', { ms: 1200, customer: 's' }));
+    const streamed = await readSse(`${service.url}/api/cc/per_key`, {
+      token,
+      method: 'POST',
+      json: { ms: 10, customer: 's' },
+      headers: { accept: 'text/event-stream' },
+      timeoutMs: 30_000,
+    });
+    expect(streamed.status).to.equal(200);
+    expect(streamed.frames.map((f) => f.event)).to.deep.equal(['step', 'done']);
+    expect(streamed.frames[0]!.data.step_id).to.equal('a');
+    const log = await logOf([holder, (await call(service.url, 'GET', '/api/runs?workflow=per_key&limit=1', { token })).body[0].id]);
+    expect(log.map((e) => e.type)).to.include('run_queued');
     expect(mostHolding(log)).to.equal(1);
   });
 
