@@ -48,6 +48,8 @@ describe('spec.concurrency: limits and queues across two processes', function ()
   let second: ServiceProcess;
   let token: string;
   let db: pg.Pool;
+  let databaseUrl: string;
+  let project: string;
   let count = 0;
   /** Alternates the two processes, so starts, dequeues and runs spread over both. */
   const nextUrl = () => (count++ % 2 ? second.url : service.url);
@@ -88,8 +90,8 @@ describe('spec.concurrency: limits and queues across two processes', function ()
 
   before(async function () {
     this.timeout(120_000);
-    const databaseUrl = await createTestDatabase();
-    const project = copyProject(ENGINE_PROJECT, PROJECT_FILES);
+    databaseUrl = await createTestDatabase();
+    project = copyProject(ENGINE_PROJECT, PROJECT_FILES);
     db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     service = await startTestService({ databaseUrl, projectDir: project, env: { SVC_SIGNING_KEY: PROCESS_SIGNING_KEY, SVC_RUN_CLAIM_INTERVAL_MS: '200' } });
     token = (await bootstrapAdmin(service.url)).token;
@@ -192,6 +194,18 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     expect(streamed.frames[0]!.data.step_id).to.equal('a');
     const log = await logOf([holder, (await call(service.url, 'GET', '/api/runs?workflow=per_key&limit=1', { token })).body[0].id]);
     expect(log.map((e) => e.type)).to.include('run_queued');
+    expect(mostHolding(log)).to.equal(1);
+  });
+
+  it('a worker killed while its run holds the slot: the run keeps the slot, resumes elsewhere, and the queue goes on after it', async () => {
+    const victim = await ServiceProcess.start(databaseUrl, project);
+    const holder = idOf(await start('per_key', { ms: 3000, customer: 'k' }, { url: victim.url }));
+    const waiting = idOf(await start('per_key', { ms: 10, customer: 'k' }, { url: service.url }));
+    await victim.kill();
+    await waitAll([holder, waiting], ['completed']);
+    const log = await logOf([holder, waiting]);
+    const at = (runId: string, type: string) => log.find((e) => e.run_id === runId && e.type === type)!.position;
+    expect(at(waiting, 'run_dequeued'), 'the queued run waited for the resumed holder').to.be.greaterThan(at(holder, 'run_completed'));
     expect(mostHolding(log)).to.equal(1);
   });
 
