@@ -13,6 +13,8 @@ import { readSse } from '../support/sse.js';
 import { startTestService } from '../support/service.js';
 import { killAllServices, PROCESS_SIGNING_KEY, ServiceProcess } from '../support/serviceProcess.js';
 import { ENGINE_PROJECT } from '../workflows/helpers.js';
+import { rebuildProjection } from '../../src/projections/index.js';
+import { runsProjection } from '../../src/runs/projection.js';
 
 const workflow = (name: string, concurrency: string, steps: string) => `kind: Workflow
 metadata: {name: ${name}, schema_version: v1, description: concurrency test}
@@ -120,6 +122,17 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     expect(log.filter((e) => e.type === 'run_completed').map((e) => e.run_id)).to.have.members(ids);
   });
 
+  it('ten simultaneous starts over both processes: never more than 2 executing, slots granted in arrival (created_at) order', async () => {
+    const ids = (await Promise.all(Array.from({ length: 10 }, () => start('limited', { ms: 300 })))).map(idOf);
+    await waitAll(ids, ['completed']);
+    const log = await logOf(ids);
+    expect(mostHolding(log)).to.equal(2);
+    const { rows } = await db.query<{ id: string }>('SELECT id FROM svc_runs WHERE id = ANY($1::uuid[]) ORDER BY created_at, id', [ids]);
+    const queued = new Set(log.filter((e) => e.type === 'run_queued').map((e) => e.run_id));
+    const dequeuedFromQueue = log.filter((e) => e.type === 'run_dequeued' && queued.has(e.run_id)).map((e) => e.run_id);
+    expect(dequeuedFromQueue, 'queued runs take slots in arrival order').to.deep.equal(rows.map((r) => r.id).filter((id) => queued.has(id)));
+  });
+
   it('per-key limits are independent: another key runs beside a full one, the same key waits', async () => {
     const a1 = idOf(await start('per_key', { ms: 1500, customer: 'a' }));
     const a2 = idOf(await start('per_key', { ms: 200, customer: 'a' }));
@@ -207,6 +220,22 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     const at = (runId: string, type: string) => log.find((e) => e.run_id === runId && e.type === type)!.position;
     expect(at(waiting, 'run_dequeued'), 'the queued run waited for the resumed holder').to.be.greaterThan(at(holder, 'run_completed'));
     expect(mostHolding(log)).to.equal(1);
+  });
+
+  it('run detail shows the slot and queue position; svc_runs rebuilt from the log has the same rows, slots included, byte for byte', async () => {
+    const checksum = async () =>
+      (await service.kernel.pool.query(`SELECT count(*) AS n, md5(string_agg(r::text, '|' ORDER BY id)) AS sum FROM svc_runs r`)).rows[0];
+    // A run holding the slot (its step takes long enough for the rebuild) and one waiting for it.
+    const holder = idOf(await start('per_key', { ms: 6000, customer: 'r' }));
+    const waiting = idOf(await start('per_key', { ms: 10, customer: 'r' }));
+    const { rows } = await service.kernel.pool.query(`SELECT slot FROM svc_runs WHERE id = ANY($1::uuid[]) ORDER BY created_at`, [[holder, waiting]]);
+    expect(rows.map((r) => r.slot)).to.deep.equal(['held', 'waiting']);
+    const detail = (await call(service.url, 'GET', `/api/runs/${waiting}`, { token })).body;
+    expect(detail.concurrency).to.deep.equal({ key: 'r', slot: 'waiting', queue_position: 1 });
+    const live = await checksum();
+    await rebuildProjection(service.kernel.pool, service.kernel.registry, runsProjection);
+    expect(await checksum()).to.deep.equal(live);
+    await waitAll([holder, waiting], ['completed']);
   });
 
   it('a sync trigger of a queued run waits for it within the sync timeout and answers 201', async () => {
