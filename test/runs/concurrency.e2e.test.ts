@@ -22,7 +22,7 @@ spec:
   concurrency: ${concurrency}
   trigger:
     http: {path: /api/cc/${name}, method: POST}
-    input_schema: [{name: ms, type: integer}, {name: customer, type: string}]
+    input_schema: [{name: ms, type: integer}, {name: ms2, type: integer}, {name: customer, type: string}]
   steps:
 ${steps}
 `;
@@ -32,7 +32,11 @@ const PROJECT_FILES = {
   'workflows/limited.yaml': workflow('limited', '{limit: 2}', [SLOW('a'), SLOW('b')].join('\n')),
   'workflows/per_key.yaml': workflow('per_key', '{limit: 1, key: "{{ input.customer }}"}', SLOW('a')),
   'workflows/refusing.yaml': workflow('refusing', '{limit: 1, on_limit: reject}', SLOW('a')),
-  'workflows/timed.yaml': workflow('timed', '{limit: 1}', [SLOW('a'), '    - {id: pause, kind: Wait, duration: 2s}', SLOW('b')].join('\n')),
+  'workflows/timed.yaml': workflow(
+    'timed',
+    '{limit: 1}',
+    [SLOW('a'), '    - {id: pause, kind: Wait, duration: 4s}', '    - {id: b, kind: Functional, runner: slow, params: {ms: "{{ ms2 }}"}}'].join('\n'),
+  ),
 };
 
 /** Events that end a run's hold on its slot. */
@@ -166,9 +170,10 @@ describe('spec.concurrency: limits and queues across two processes', function ()
   });
 
   it('a run waiting for a timer holds no slot; woken while the slot is taken, it waits for it again', async () => {
-    const t1 = idOf(await start('timed', { ms: 100 }));
+    const t1 = idOf(await start('timed', { ms: 100, ms2: 10 }));
     await waitForStatus(service.url, token, t1, ['waiting_timer'], 30_000);
-    const t2 = idOf(await start('timed', { ms: 3000 }));
+    // t2 holds the slot from before t1's timer fires (4 s) until after it (6 s): t1 wakes to a full limit.
+    const t2 = idOf(await start('timed', { ms: 6000, ms2: 10 }));
     await waitAll([t1, t2], ['completed']);
     const log = await logOf([t1, t2]);
     expect(mostHolding(log)).to.equal(1);
