@@ -198,6 +198,28 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     expect(mostHolding(log)).to.equal(1);
   });
 
+  it('a queued run paused at once gives its place up; resumed, it queues again and runs after the holder', async () => {
+    const holder = idOf(await start('per_key', { ms: 2000, customer: 'p' }));
+    const waiting = idOf(await start('per_key', { ms: 10, customer: 'p' }));
+    expect((await call(second.url, 'POST', `/api/runs/${waiting}/pause`, { token, json: {} })).status).to.be.oneOf([200, 202]);
+    expect((await waitForStatus(service.url, token, waiting, ['paused'])).concurrency).to.equal(null);
+    expect((await call(service.url, 'POST', `/api/runs/${waiting}/resume`, { token, json: {} })).status).to.be.oneOf([200, 202]);
+    await waitAll([holder, waiting], ['completed']);
+    const log = await logOf([holder, waiting]);
+    expect(log.filter((e) => e.run_id === waiting).map((e) => e.type)).to.deep.equal([
+      'run_started',
+      'run_queued',
+      'paused',
+      'resumed',
+      'run_queued',
+      'run_dequeued',
+      'step_started',
+      'step_completed',
+      'run_completed',
+    ]);
+    expect(mostHolding(log)).to.equal(1);
+  });
+
   it('a streaming trigger of a queued run streams its steps once it starts, then done', async () => {
     const holder = idOf(await start('per_key', { ms: 1200, customer: 's' }));
     const streamed = await readSse(`${service.url}/api/cc/per_key`, {
