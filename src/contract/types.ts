@@ -48,8 +48,8 @@ export type RunDescriptor = {
   approval: PendingApprovalRef | null;
   /** How the run was started: `http`, `api`, `grpc`, `mcp`, or a schedule's tick. */
   trigger?: RunTrigger | null;
-  /** Under spec.concurrency: the run's key value and whether it holds a slot or waits for one (null: neither). */
-  concurrency?: RunConcurrency | null;
+  /** Under spec.concurrency, while the run holds a slot or waits for one: its key value and which (absent otherwise). */
+  concurrency?: RunConcurrency;
 };
 
 /** `queue_position` (1: next to start) is in run detail for a run waiting for a slot. */

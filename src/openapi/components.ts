@@ -117,8 +117,8 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         },
         concurrency: {
           description:
-            'Under spec.concurrency: the key value and whether the run holds a slot or waits for one (status `queued`); run detail adds `queue_position` (1: next to start) for a waiting run. Null otherwise.',
-          oneOf: [{ type: 'null' }, object({ key: str, slot: { type: 'string', enum: ['held', 'waiting'] }, queue_position: int }, ['key', 'slot'])],
+            'Under spec.concurrency, while the run holds a slot or waits for one (status `queued`): the key value and which; run detail adds `queue_position` (1: next to start) for a waiting run. Absent otherwise.',
+          ...object({ key: str, slot: { type: 'string', enum: ['held', 'waiting'] }, queue_position: int }, ['key', 'slot']),
         },
       },
       ['id', 'workflow', 'status', 'status_url', 'events_url'],

@@ -46,7 +46,8 @@ export function runDescriptor(row: RunRow): RunDescriptor {
     created_at: row.created_at,
     updated_at: row.updated_at,
     trigger: (row.trigger as RunDescriptor['trigger']) ?? null,
-    concurrency: row.slot === 'held' || row.slot === 'waiting' ? { key: row.concurrency_key ?? '', slot: row.slot } : null,
+    // Only under spec.concurrency, while the run holds or waits for a slot: other descriptors keep their shape.
+    ...(row.slot === 'held' || row.slot === 'waiting' ? { concurrency: { key: row.concurrency_key ?? '', slot: row.slot } } : {}),
     status_url: `/api/runs/${row.id}`,
     events_url: `/api/runs/${row.id}/events`,
     approval: approval
