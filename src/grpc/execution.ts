@@ -38,7 +38,7 @@ const CONNECT_CODES: Partial<Record<ErrorCode, Code>> = {
   VALIDATION_FAILED: Code.InvalidArgument,
   CONFLICT: Code.Aborted,
   UNAVAILABLE: Code.Unavailable,
-  CONCURRENCY_LIMIT_REACHED: Code.ResourceExhausted,
+  TOO_MANY_REQUESTS: Code.ResourceExhausted,
 };
 
 export function grpcMiddleware(deps: ExecutionDeps): RequestHandler {

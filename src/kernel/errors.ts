@@ -1,20 +1,24 @@
 // The one family of application errors: a stable string code and structured fields, no HTTP numbers.
 
-export type ErrorCode =
-  | 'UNAUTHENTICATED'
-  | 'PERMISSION_DENIED'
-  | 'NOT_FOUND'
-  | 'ALREADY_EXISTS'
-  | 'CONFLICT'
-  | 'BAD_REQUEST'
-  | 'VALIDATION_FAILED'
-  | 'IDEMPOTENCY_KEY_REUSED'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'METHOD_NOT_ALLOWED'
-  | 'NOT_IMPLEMENTED'
-  | 'UNAVAILABLE'
-  | 'CONCURRENCY_LIMIT_REACHED'
-  | 'INTERNAL';
+/** Every error code a response body may carry, in the error shape `{detail, code}`. */
+export const ERROR_CODES = [
+  'UNAUTHENTICATED',
+  'PERMISSION_DENIED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'CONFLICT',
+  'BAD_REQUEST',
+  'VALIDATION_FAILED',
+  'IDEMPOTENCY_KEY_REUSED',
+  'PAYLOAD_TOO_LARGE',
+  'TOO_MANY_REQUESTS',
+  'METHOD_NOT_ALLOWED',
+  'NOT_IMPLEMENTED',
+  'UNAVAILABLE',
+  'INTERNAL',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** One entry of a 422 `detail` array. */
 export interface ValidationIssue {
@@ -104,6 +108,19 @@ export class UnavailableError extends AppError {
   }
 }
 
+/**
+ * Too many attempts: the same request can succeed after `retryAfterSeconds` (429 with Retry-After).
+ * Login throttling answers it, also for the right password while the throttle holds.
+ */
+export class TooManyRequestsError extends AppError {
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number, fields: Record<string, unknown> = {}) {
+    super('TOO_MANY_REQUESTS', message, { retryAfterSeconds, ...fields });
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 /** Seconds a client refused by a full concurrency limit is told to wait before starting the run again. */
 export const CONCURRENCY_RETRY_AFTER_SECONDS = 1;
 
@@ -111,17 +128,18 @@ export const CONCURRENCY_RETRY_AFTER_SECONDS = 1;
  * A workflow with `spec.concurrency.on_limit: reject` has every slot of the run's key taken: nothing
  * was started (429 with Retry-After).
  */
-export class ConcurrencyLimitError extends AppError {
-  readonly retryAfterSeconds = CONCURRENCY_RETRY_AFTER_SECONDS;
-
+export class ConcurrencyLimitError extends TooManyRequestsError {
   constructor(workflow: string, key: string, limit: number) {
     const of = key === '' ? workflow : `${workflow} (key ${JSON.stringify(key)})`;
-    super('CONCURRENCY_LIMIT_REACHED', `${limit} run(s) of ${of} are running, its concurrency limit: nothing was started; retry after Retry-After seconds`, {
-      workflow,
-      key,
-      limit,
-      retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
-    });
+    super(
+      `${limit} run(s) of ${of} are running, its concurrency limit: nothing was started; retry after Retry-After seconds`,
+      CONCURRENCY_RETRY_AFTER_SECONDS,
+      {
+        workflow,
+        key,
+        limit,
+      },
+    );
   }
 }
 

@@ -152,13 +152,13 @@ describe('spec.concurrency: limits and queues across two processes', function ()
   it('on_limit reject: 429 with Retry-After and the error shape while the slot is taken; nothing is started', async () => {
     const first = idOf(await start('refusing', { ms: 1500 }));
     const refused = await start('refusing', { ms: 10 });
-    expectError(refused, 429, 'CONCURRENCY_LIMIT_REACHED');
+    expectError(refused, 429, 'TOO_MANY_REQUESTS');
     expect(Number(refused.headers.get('retry-after'))).to.be.greaterThan(0);
     expect(refused.body.detail).to.match(/concurrency limit/);
     expect(refused.headers.get('x-svc-run-id')).to.equal(null);
     const keyed = (url: string) =>
       call(url, 'POST', '/api/cc/refusing?wait=false', { token, json: { ms: 10 }, headers: { 'idempotency-key': 'refused-once' } });
-    expectError(await keyed(second.url), 429, 'CONCURRENCY_LIMIT_REACHED');
+    expectError(await keyed(second.url), 429, 'TOO_MANY_REQUESTS');
     await waitAll([first], ['completed']);
     // The refused start gave its Idempotency-Key back: the retry starts the run, and a repeat replays it.
     const retried = await keyed(service.url);

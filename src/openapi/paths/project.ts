@@ -60,10 +60,7 @@ function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, s
       413: ERRORS[413],
       ...(workflow.concurrency?.onLimit === 'reject'
         ? {
-            429: {
-              description: 'The concurrency limit is full (`CONCURRENCY_LIMIT_REACHED`, header `Retry-After`): nothing was started.',
-              content: { 'application/json': { schema: ref('Error') } },
-            },
+            429: { ...ERRORS[429], description: 'The concurrency limit is full (`TOO_MANY_REQUESTS`, header `Retry-After`): nothing was started.' },
           }
         : {}),
       500: envelope('The run failed'),
