@@ -26,6 +26,8 @@ export interface RunRow {
   updated_at: string;
   trigger?: JsonObject | null;
   forked_from?: JsonObject | null;
+  concurrency_key?: string | null;
+  slot?: string | null;
 }
 
 /** Typed by the contract the client library reads (src/contract/types.ts). */
@@ -46,6 +48,8 @@ export function runDescriptor(row: RunRow): RunDescriptor {
     updated_at: row.updated_at,
     trigger: (row.trigger as RunDescriptor['trigger']) ?? null,
     ...(row.forked_from ? { forked_from: row.forked_from as RunDescriptor['forked_from'] } : {}),
+    // Only under spec.concurrency, while the run holds or waits for a slot: other descriptors keep their shape.
+    ...(row.slot === 'held' || row.slot === 'waiting' ? { concurrency: { key: row.concurrency_key ?? '', slot: row.slot } } : {}),
     status_url: `/api/runs/${row.id}`,
     events_url: `/api/runs/${row.id}/events`,
     approval: approval
@@ -82,6 +86,8 @@ export function descriptorOfState(state: RunState): RunDescriptor {
     updated_at: state.updatedAt,
     trigger: state.trigger,
     forked_from: state.forkedFrom,
+    concurrency_key: state.slot?.key ?? null,
+    slot: state.slot?.state ?? null,
   });
 }
 

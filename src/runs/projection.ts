@@ -28,6 +28,7 @@ function stateOf(row: Row): RunState {
     updatedAt: String(row.updated_at),
     trigger: (row.trigger as RunState['trigger']) ?? null,
     forkedFrom: (row.forked_from as RunState['forkedFrom']) ?? null,
+    slot: row.slot === 'held' || row.slot === 'waiting' ? { key: String(row.concurrency_key ?? ''), state: row.slot } : null,
   };
 }
 
@@ -53,6 +54,8 @@ function rowOf(state: RunState): Row {
     updated_at: state.updatedAt,
     trigger: state.trigger,
     forked_from: state.forkedFrom,
+    concurrency_key: state.slot?.key ?? null,
+    slot: state.slot?.state ?? null,
   };
 }
 

@@ -24,6 +24,7 @@ import { findRun, searchRuns } from './queries.js';
 import { encodeCursor, parseRunSearch } from './search.js';
 import { exportRun } from './transfer.js';
 import type { RunStarter } from './trigger/startRun.js';
+import { withQueuePosition } from './concurrency/slots.js';
 
 const steerBody = compileValidator<{ message: string }>({
   type: 'object',
@@ -100,7 +101,8 @@ export function runsRouter(deps: RunRoutesDeps): Router {
   });
 
   router.get('/api/runs/:id', authenticator.authenticate, async (req, res) => {
-    res.json(runDescriptor(await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'))));
+    const run = runDescriptor(await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run')));
+    res.json(await withQueuePosition(pool, run));
   });
 
   router.get('/api/runs/:id/events', authenticator.require(readRule), async (req, res) => {
