@@ -77,7 +77,8 @@ export class FederationService {
     const byEmail = byIdentity || !profile.email ? undefined : await findUserByEmail(this.pool, profile.email);
     const decision = decideFederatedLogin(provider.allowedDomains, profile, byIdentity, byEmail);
     if (decision.action === 'login') return decision.userId;
-    const metadata = { actor: `federation:${provider.name}` };
+    // The sign-in request has no principal yet: the provider vouched for this identity.
+    const metadata = { actor: { type: 'system', id: `federation:${provider.name}` } };
     if (decision.action === 'link') {
       await this.commands.linkFederation(decision.userId, provider.name, profile.subject, metadata);
       return decision.userId;

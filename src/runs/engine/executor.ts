@@ -9,6 +9,7 @@ import { selectGlobalHead } from '../../eventstore/sql.js';
 import type { EventStore } from '../../eventstore/store.js';
 import type { RecordedEvent } from '../../eventstore/types.js';
 import type { Clock } from '../../kernel/clock.js';
+import { actorOfUserId, ANONYMOUS, currentCausation, withCausation, type Causation } from '../../kernel/causation.js';
 import { newId } from '../../kernel/ids.js';
 import type { JsonObject } from '../../kernel/json.js';
 import type { Logger } from '../../kernel/logger.js';
@@ -197,7 +198,8 @@ export class RunExecutor {
 
   /** Runs the drive's steps, tracked until it ends; answers the run as journaled then. */
   private launch(drive: Drive): Promise<RunState> {
-    const run = this.drive(drive);
+    // What the engine appends for the run is the run's principal's doing, through the executor.
+    const run = withCausation(executorCausation(drive.state), () => this.drive(drive));
     this.finished.set(drive.runId, run);
     void run.finally(() => {
       if (this.finished.get(drive.runId) === run) this.finished.delete(drive.runId);
@@ -291,4 +293,14 @@ function runStarted(runId: string, { workflow, input, principal, trigger, schedu
     ...(schedule ? { schedule } : {}),
     first_step: workflow.steps[0]?.id ?? null,
   });
+}
+
+/**
+ * A run's principal as the cause of its engine events (a scheduled run has none: its schedule), in the
+ * request that started or resumed it, if one did.
+ */
+function executorCausation(run: RunState): Causation {
+  const schedule = run.trigger?.type === 'schedule' ? `${run.workflow}/${run.trigger.schedule_id}` : undefined;
+  const actor = run.principal ? actorOfUserId(run.principal.user_id) : schedule ? { type: 'schedule' as const, id: schedule } : ANONYMOUS;
+  return { actor, source: 'executor', requestId: currentCausation().requestId, tenant: run.principal?.tenant ?? undefined };
 }
