@@ -63,7 +63,11 @@ export class EventTransaction {
    * fails the transaction. A concurrent writer of a stream's positions throws VersionConflictError.
    */
   async appendEach(requests: readonly AppendToStream[], options: AppendOptions = {}): Promise<StreamOutcome[]> {
-    const recorded = await insertStreams(this.client, requests.map((request) => withCauses(request, options.metadata)), {});
+    const recorded = await insertStreams(
+      this.client,
+      requests.map((request) => withCauses(request, options.metadata)),
+      {},
+    );
     if (this.projector && recorded.length > 0) await this.projector.apply(this.client, recorded);
     this.appended.push(...recorded);
     return outcomesOf(requests, recorded);
@@ -72,7 +76,10 @@ export class EventTransaction {
 
 /** The request with each event's metadata (the call's, then the event's own) completed by its cause. */
 function withCauses(request: AppendToStream, metadata: EventMetadata | undefined): AppendToStream {
-  return { ...request, events: request.events.map((e) => ({ ...e, metadata: withCause(metadata || e.metadata ? { ...metadata, ...e.metadata } : undefined) })) };
+  return {
+    ...request,
+    events: request.events.map((e) => ({ ...e, metadata: withCause(metadata || e.metadata ? { ...metadata, ...e.metadata } : undefined) })),
+  };
 }
 
 /** Each request's events among those inserted; a request with events and none inserted was not at its version. */

@@ -85,7 +85,8 @@ export class ScheduleTicker {
   private async recoverAbandoned(): Promise<void> {
     for (const { key, scheduledAt } of await abandonedTicks(this.deps.store.pool, this.deps.clock.now(), BATCH)) {
       const found = declaredSchedule(this.deps.workflows, key.workflow, key.scheduleId);
-      if (found) await withCausation(scheduleCausation(key.workflow, key.scheduleId), () => this.deps.firer.fire(key, found.workflow, found.schedule, scheduledAt));
+      if (found)
+        await withCausation(scheduleCausation(key.workflow, key.scheduleId), () => this.deps.firer.fire(key, found.workflow, found.schedule, scheduledAt));
     }
   }
 

@@ -97,7 +97,9 @@ export class RunExecutor {
     const head = await selectGlobalHead(store.pool);
     this.subscriptions = [
       follower.localCommits$.subscribe(onEvent),
-      follower.subscribeToAll(head, ['run']).subscribe({ next: onEvent, error: (error: unknown) => logger.error({ err: error }, 'run feed failed') }),
+      follower
+        .subscribeToAll(head, { streamTypes: ['run'] })
+        .subscribe({ next: onEvent, error: (error: unknown) => logger.error({ err: error }, 'run feed failed') }),
     ];
     this.claims.start();
   }
