@@ -9,7 +9,7 @@ import type { JsonObject } from './json.js';
 export type ActorType = 'user' | 'dev' | 'system' | 'schedule';
 export type EventSource = 'http' | 'grpc' | 'mcp' | 'cli' | 'executor' | 'scheduler';
 
-export interface Actor {
+export interface Actor extends JsonObject {
   type: ActorType;
   id: string;
 }

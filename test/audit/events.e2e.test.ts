@@ -28,7 +28,8 @@ interface ShownEvent {
   hash: string | null;
 }
 
-describe('audit API: reading the log', () => {
+describe('audit API: reading the log', function () {
+  this.timeout(3 * DEADLINE_MS);
   let service: Service;
   let admin: Admin;
   let auditorToken: string;
