@@ -80,7 +80,9 @@ export function parseLogQuery(query: Record<string, unknown>, options: { isPaged
 function isoTime(value: string | undefined, name: string): string | undefined {
   if (value === undefined) return undefined;
   if (!ISO_TIME.test(value) || Number.isNaN(Date.parse(value))) throw new BadRequestError(`${name} must be an ISO 8601 time`, { parameter: name });
-  return value;
+  // One reading for SQL and for the live feed's in-memory check (PostgreSQL would take a time without
+  // a zone in its session's zone): JavaScript's, to the millisecond.
+  return new Date(value).toISOString();
 }
 
 /**
