@@ -11,6 +11,16 @@ import { bootstrapAdmin, client, expectError, type Admin } from '../support/http
 import { startTestService } from '../support/service.js';
 import { SseReader, type SseFrame } from '../support/sse.js';
 import { createUser } from '../support/users.js';
+import { SvcClient, SvcRequestError, type LogEvent } from '../../src/client/index.js';
+
+async function expectRejected(promise: Promise<unknown>, status: number): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (rejected: unknown) => rejected,
+  );
+  expect(error).to.be.instanceOf(SvcRequestError);
+  expect((error as SvcRequestError).status).to.equal(status);
+}
 
 const WRITERS = 10;
 const EVENTS_PER_WRITER = 15;
@@ -207,6 +217,32 @@ describe('audit API: reading the log', function () {
     expect(shown!.recorded_at).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
     expect(shown!.hash).to.match(/^[0-9a-f]{64}$/);
     expect(shown!.metadata.actor).to.deep.equal({ type: 'user', id: 'bob' });
+  });
+
+  it('reads the same through the client: one page, every page to the head, and the live stream', async () => {
+    const svc = new SvcClient({ baseUrl: service.url, token: auditorToken });
+    const { events } = await page('stream_type=ledger&limit=1000');
+    const firstPage = await svc.audit.events({ streamType: 'ledger', limit: 7 });
+    expect(firstPage.events.map((e) => e.cursor)).to.deep.equal(events.slice(0, 7).map((e) => e.cursor));
+    const iterated: LogEvent[] = [];
+    for await (const event of svc.audit.iterate({ streamType: 'ledger', limit: 13 })) iterated.push(event);
+    expect(iterated.map((e) => e.cursor)).to.deep.equal(events.map((e) => e.cursor));
+
+    const abort = new AbortController();
+    const streamed: LogEvent[] = [];
+    const following = (async () => {
+      for await (const event of svc.audit.stream({ streamType: 'ledger', after: events.at(-3)!.cursor }, { signal: abort.signal })) {
+        streamed.push(event);
+        if (event.stream_id === 'ledger-late') abort.abort();
+      }
+    })().catch((error: unknown) => {
+      if (!abort.signal.aborted) throw error;
+    });
+    await service.kernel.store.append({ streamId: 'ledger-late', expectedVersion: 0, events: [{ type: 'Written', data: {} }] });
+    await following;
+    expect(streamed.map((e) => e.cursor).slice(0, 2)).to.deep.equal(events.slice(-2).map((e) => e.cursor));
+    expect(streamed.map((e) => e.stream_id).at(-1)).to.equal('ledger-late');
+    await expectRejected(svc.audit.events({ after: 'nonsense' }), 400);
   });
 
   it('answers 403 without audit:read (or iam:admin), and lets iam:admin in', async () => {
