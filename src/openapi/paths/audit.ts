@@ -54,9 +54,11 @@ const logFilters: { name: string; schema: Schema; description?: string }[] = [
   { name: 'after', schema: str, description: 'A cursor: the events after that one' },
 ];
 
-export function auditPaths(): Record<string, PathItem> {
-  const tags = ['Audit'];
-  const scope = 'audit:read';
+const tags = ['Audit'];
+const scope = 'audit:read';
+
+/** The log itself: pages and the stream. */
+function logPaths(): Record<string, PathItem> {
   return {
     '/admin/events': {
       get: operation({
@@ -93,6 +95,12 @@ export function auditPaths(): Record<string, PathItem> {
         errors: [400, 403],
       }),
     },
+  };
+}
+
+export function auditPaths(): Record<string, PathItem> {
+  return {
+    ...logPaths(),
     '/admin/audit/verify': {
       get: operation({
         operationId: 'verifyAudit',

@@ -9,7 +9,7 @@ import { selectGlobalHead } from '../../eventstore/sql.js';
 import type { EventStore } from '../../eventstore/store.js';
 import type { RecordedEvent } from '../../eventstore/types.js';
 import type { Clock } from '../../kernel/clock.js';
-import { actorOfUserId, ANONYMOUS, currentCausation, withCausation, type Causation } from '../../kernel/causation.js';
+import { withCausation } from '../../kernel/causation.js';
 import { newId } from '../../kernel/ids.js';
 import type { JsonObject } from '../../kernel/json.js';
 import type { Logger } from '../../kernel/logger.js';
@@ -19,6 +19,7 @@ import type { WorkflowRegistry } from '../../workflows/registry.js';
 import type { AgentDeps } from './agentSetup.js';
 import { DriveStopped, newDrive, type Drive } from './drive.js';
 import { DriveWriter } from './driveWriter.js';
+import { executorCausation } from './runCausation.js';
 import { notRecordedError, recordingOf, type RunRecording } from './recording.js';
 import { RunClaims } from './claims.js';
 import { acquireLease, keepLease, releaseLease } from './leases.js';
@@ -295,14 +296,4 @@ function runStarted(runId: string, { workflow, input, principal, trigger, schedu
     ...(schedule ? { schedule } : {}),
     first_step: workflow.steps[0]?.id ?? null,
   });
-}
-
-/**
- * A run's principal as the cause of its engine events (a scheduled run has none: its schedule), in the
- * request that started or resumed it, if one did.
- */
-function executorCausation(run: RunState): Causation {
-  const schedule = run.trigger?.type === 'schedule' ? `${run.workflow}/${run.trigger.schedule_id}` : undefined;
-  const actor = run.principal ? actorOfUserId(run.principal.user_id) : schedule ? { type: 'schedule' as const, id: schedule } : ANONYMOUS;
-  return { actor, source: 'executor', requestId: currentCausation().requestId, tenant: run.principal?.tenant ?? undefined };
 }
