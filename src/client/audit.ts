@@ -2,7 +2,7 @@
 // live stream that resumes by Last-Event-ID after a drop.
 import type { LogEvent, LogEventPage } from '../contract/types.js';
 import { SvcRequestError } from './errors.js';
-import { readBody, readEvents, type HttpCore } from './http.js';
+import { queryOf, readBody, readEvents, type HttpCore } from './http.js';
 
 /** The filters of `GET /admin/events`; every one given must hold. */
 export interface LogQuery {
@@ -28,20 +28,16 @@ export interface LogStreamOptions {
 }
 
 function logQuery(query: LogQuery, isPaged: boolean): string {
-  const params = new URLSearchParams();
-  const set = (name: string, value: string | number | Date | undefined) => {
-    if (value !== undefined) params.set(name, value instanceof Date ? value.toISOString() : String(value));
-  };
-  set('stream_id', query.streamId);
-  set('stream_type', query.streamType);
-  set('type', Array.isArray(query.type) ? query.type.join(',') : query.type);
-  set('actor', query.actor);
-  set('since', query.since);
-  set('until', query.until);
-  set('after', query.after);
-  if (isPaged) set('limit', query.limit);
-  const text = params.toString();
-  return text ? `?${text}` : '';
+  return queryOf({
+    stream_id: query.streamId,
+    stream_type: query.streamType,
+    type: Array.isArray(query.type) ? query.type.join(',') : query.type,
+    actor: query.actor,
+    since: query.since,
+    until: query.until,
+    after: query.after,
+    limit: isPaged ? query.limit : undefined,
+  });
 }
 
 /**

@@ -26,17 +26,7 @@ const WRITERS = 10;
 const EVENTS_PER_WRITER = 15;
 const DEADLINE_MS = 60_000;
 
-interface ShownEvent {
-  cursor: string;
-  global_position: number;
-  stream_id: string;
-  stream_type: string;
-  stream_position: number;
-  type: string;
-  metadata: { actor?: { id: string } };
-  recorded_at: string;
-  hash: string | null;
-}
+type ShownEvent = LogEvent;
 
 describe('audit API: reading the log', function () {
   this.timeout(3 * DEADLINE_MS);
