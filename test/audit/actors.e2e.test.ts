@@ -7,7 +7,10 @@ import path from 'node:path';
 import { expect } from 'chai';
 import pg from 'pg';
 import type { Service } from '../../src/main.js';
-import { call, eventually, type HttpResult } from '../support/http.js';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { runOverGrpcWeb } from '../../src/client/grpc.js';
+import { call, eventually, login, type HttpResult } from '../support/http.js';
 import { copyProject } from '../support/projects.js';
 import { startTestService } from '../support/service.js';
 import { PROJECT as SCHEDULE_PROJECT } from '../schedules/helpers.js';
@@ -34,6 +37,15 @@ spec:
     input_schema: [{name: note, type: string}]
   steps:
     - {id: wait, kind: Functional, runner: linger, params: {ms: 8000}} # long enough to control, short enough not to hold the close
+`,
+  'workflows/quick.yaml': `kind: Workflow
+metadata: {name: quick, schema_version: v1, description: Notes its input and ends.}
+spec:
+  trigger:
+    input_schema: [{name: note, type: string}]
+    mcp: {enabled: true}
+  steps:
+    - {id: note, kind: Functional, runner: note}
 `,
   'models/note.yaml': `kind: ModelDefinition
 metadata: {name: Note, schema_version: v1}
@@ -156,6 +168,7 @@ const TABLE: Entry[] = [
   { route: 'PUT /auth/admin/federation/{name}', send: (_ctx, send) => send('PUT', '/auth/admin/federation/partner', { json: partner }) },
   { route: 'DELETE /auth/admin/federation/{name}', send: (_ctx, send) => send('DELETE', '/auth/admin/federation/partner') },
   { route: 'POST /api/artifacts', send: (_ctx, send) => send('POST', '/api/artifacts', { json: { name: 'notes', type: 'prompt', content: 'hello' } }) },
+  { route: 'POST /api/workflows/quick/runs', send: (_ctx, send) => send('POST', '/api/workflows/quick/runs', { json: { note: 'quick' } }) },
   { route: 'POST /api/ticks', send: (_ctx, send) => send('POST', '/api/ticks?wait=false', { json: { note: 'by hand' } }) },
   { route: 'POST /api/workflows/ticks/runs', send: (_ctx, send) => send('POST', '/api/workflows/ticks/runs?wait=false', { json: { note: 'by name' } }) },
   {
@@ -349,6 +362,34 @@ describe('actor metadata on every write route', function () {
       started!.stream_id,
     ]);
     for (const row of rows) expect(row.metadata).to.deep.include({ actor: schedule, source: 'executor' });
+  });
+
+  it('names the caller with source mcp and grpc for runs started over MCP and gRPC-Web, in the request', async () => {
+    const token = await login(service.url, 'root@example.com', PASSWORD);
+    const mcp = new McpClient({ name: 'actors-test', version: '1.0.0' });
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}`, 'x-request-id': 'over-mcp' } },
+      }),
+    );
+    try {
+      const tool = await mcp.callTool({ name: 'quick', arguments: { note: 'over mcp' } });
+      expect(tool.isError ?? false, JSON.stringify(tool)).to.equal(false);
+    } finally {
+      await mcp.close();
+    }
+    const started = async (note: string) =>
+      (await db.query(`SELECT metadata FROM events WHERE type = 'run_started' AND data->'payload'->'input'->>'note' = $1`, [note])).rows[0]?.metadata;
+    expect(await started('over mcp')).to.deep.equal({ actor: admin(ctx), source: 'mcp', request_id: 'over-mcp' });
+
+    let runId = '';
+    for await (const { runId: id } of runOverGrpcWeb(service.url, 'quick', { note: 'over grpc' }, token)) runId = id;
+    const grpcStarted = await started('over grpc');
+    expect(grpcStarted).to.deep.include({ actor: admin(ctx), source: 'grpc' });
+    expect(grpcStarted.request_id, 'the gRPC call is a request too').to.be.a('string');
+    const { rows } = await db.query(`SELECT metadata FROM events WHERE stream_id = $1 AND stream_position > 1`, [`run-${runId}`]);
+    expect(rows).to.not.be.empty;
+    for (const row of rows) expect(row.metadata).to.deep.include({ actor: admin(ctx), source: 'executor', request_id: grpcStarted.request_id });
   });
 
   async function runOf(workflow: string, subject: string): Promise<string> {
