@@ -3,6 +3,7 @@ import type { OpenAPIV3_1 } from 'openapi-types';
 import { anyObject, bool, int, object, ref, str, strings, uuid } from './builders.js';
 import { RUN_EVENT_TYPES } from '../runs/events.js';
 import { STEP_KINDS } from '../workflows/definition.js';
+import { ERROR_CODES } from '../kernel/errors.js';
 
 const httpUrl: OpenAPIV3_1.SchemaObject = { type: 'string', pattern: '^https?://' };
 const registryEntry = { name: str, version: str, enabled: bool };
@@ -17,19 +18,8 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         detail: str,
         code: {
           type: 'string',
-          enum: [
-            'UNAUTHENTICATED',
-            'PERMISSION_DENIED',
-            'NOT_FOUND',
-            'ALREADY_EXISTS',
-            'CONFLICT',
-            'BAD_REQUEST',
-            'PAYLOAD_TOO_LARGE',
-            'METHOD_NOT_ALLOWED',
-            'NOT_IMPLEMENTED',
-            'UNAVAILABLE',
-            'INTERNAL',
-          ],
+          // VALIDATION_FAILED answers with the ValidationError shape instead.
+          enum: ERROR_CODES.filter((code) => code !== 'VALIDATION_FAILED'),
         },
       },
       ['detail', 'code'],
