@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import { connectionConfig, createPool, type Pool } from '../../src/db/pool.js';
-import { EventStore } from '../../src/eventstore/index.js';
+import { EventStore, eventHash, ZERO_HASH } from '../../src/eventstore/index.js';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client, eventually, expectError, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
@@ -210,6 +210,13 @@ describe('audit API: reading the log', function () {
     expect(shown!.recorded_at).to.match(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
     expect(shown!.hash).to.match(/^[0-9a-f]{64}$/);
     expect(shown!.metadata.actor).to.deep.equal({ type: 'user', id: 'bob' });
+    // What a page shows is enough to recompute the hash chain (docs/audit.md, "a third party checks").
+    let previous = ZERO_HASH;
+    for (const event of (await page('stream_id=combo-1')).events) {
+      const { stream_id: streamId, stream_position: streamPosition, type, data, metadata, recorded_at: recordedAt } = event;
+      previous = eventHash(previous, { streamId, streamPosition, type, data, metadata, recordedAt });
+      expect(event.hash, `${streamId}#${streamPosition}`).to.equal(previous);
+    }
   });
 
   it('reads the same through the client: one page, every page to the head, and the live stream', async () => {
