@@ -53,7 +53,7 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     grpcRouter({ pool, workflows, starter: features.starter, follower, authenticator, readMaxBytes: settings.bodyLimitBytes }),
     devRouter({ settings, authenticator, auth }),
     workflowManifestRouter({ workflows, authenticator }),
-    auditRouter({ pool, store, keys: features.keys, authenticator, clock }),
+    auditRouter({ pool, store, follower, logger: kernel.logger, keys: features.keys, authenticator, clock }),
     versionAdminRouter({ registry: workflows, versions, authenticator, projectDir }),
     versionAdminRouter({ registry: models, versions, authenticator, projectDir }),
     scheduleAdminRouter({ commands: features.schedules, authenticator }),

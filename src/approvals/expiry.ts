@@ -53,7 +53,7 @@ export class ApprovalExpiry {
               result: undefined,
             }),
             retries: 1,
-            metadata: { actor: EXPIRY_DECIDER },
+            metadata: { actor: { type: 'system', id: EXPIRY_DECIDER } },
           });
           expired++;
           await this.deps.executor.resume(approval.run_id);

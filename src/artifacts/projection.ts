@@ -24,8 +24,15 @@ export const artifactsProjection = defineProjection({
       content: data.content!,
       hash: data.hash!,
       description: data.description ?? null,
-      uploaded_by: (event.metadata.actor as string | undefined) ?? null,
+      uploaded_by: uploaderOf(event.metadata.actor),
       created_at: String(data.at),
     };
   },
 });
+
+/** Events before BEYOND 3.1 name the actor by its id alone; later ones as `{type, id}`. */
+function uploaderOf(actor: unknown): string | null {
+  if (typeof actor === 'string') return actor;
+  const id = (actor as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' ? id : null;
+}

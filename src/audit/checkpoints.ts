@@ -5,6 +5,7 @@ import { selectGlobalHead } from '../eventstore/sql.js';
 import type { RecordedEvent } from '../eventstore/types.js';
 import type { SigningKeys } from '../iam/keys.js';
 import type { Clock } from '../kernel/clock.js';
+import { withCausation, type Causation } from '../kernel/causation.js';
 import type { JsonObject } from '../kernel/json.js';
 import type { Logger } from '../kernel/logger.js';
 import { CHECKPOINT_EVENT, CHECKPOINT_STREAM, foldDigest, GENESIS, signedPayload, type Checkpoint, type CheckpointBody } from './digest.js';
@@ -44,13 +45,17 @@ export async function writeCheckpoint(store: EventStore, keys: SigningKeys, cloc
     };
     const jws = await new CompactSign(new TextEncoder().encode(signedPayload(body))).setProtectedHeader({ alg: 'EdDSA', kid: keys.kid }).sign(keys.privateKey);
     const checkpoint: Checkpoint = { ...body, jws };
-    await tx.append(
-      { streamId: CHECKPOINT_STREAM, expectedVersion: previous.sequence, events: [{ type: CHECKPOINT_EVENT, data: checkpoint as unknown as JsonObject }] },
-      { metadata: { actor: { type: 'system', id: 'audit' }, source: 'executor' } },
-    );
+    // Its cause is the caller's: the timer's (the service), or the admin who asked for it.
+    await tx.append({
+      streamId: CHECKPOINT_STREAM,
+      expectedVersion: previous.sequence,
+      events: [{ type: CHECKPOINT_EVENT, data: checkpoint as unknown as JsonObject }],
+    });
     return checkpoint;
   });
 }
+
+const CHECKPOINT_TIMER: Causation = { actor: { type: 'system', id: 'audit' }, source: 'executor' };
 
 /** Checkpoints on a timer; a failed round is logged and the next one tries again. */
 export class Checkpointer {
@@ -66,7 +71,9 @@ export class Checkpointer {
 
   start(intervalMs: number): void {
     this.timer = setInterval(() => {
-      this.running = writeCheckpoint(this.store, this.keys, this.clock).catch((error: unknown) => this.logger.warn({ err: error }, 'audit checkpoint failed'));
+      this.running = withCausation(CHECKPOINT_TIMER, () => writeCheckpoint(this.store, this.keys, this.clock)).catch((error: unknown) =>
+        this.logger.warn({ err: error }, 'audit checkpoint failed'),
+      );
     }, intervalMs);
     this.timer.unref();
   }

@@ -2,7 +2,11 @@
 import { Router } from 'express';
 import type { Pool } from '../db/pool.js';
 import { selectGate } from '../eventstore/sql.js';
+import type { LogFollower } from '../eventstore/follow.js';
 import type { EventStore } from '../eventstore/store.js';
+import { cursorOf } from '../eventstore/types.js';
+import { openEventStream } from '../http/sse.js';
+import type { Logger } from '../kernel/logger.js';
 import type { Authenticator } from '../http/authenticator.js';
 import type { SigningKeys } from '../iam/keys.js';
 import { ADMIN_SCOPE, AUDIT_READ_SCOPE } from '../kernel/access.js';
@@ -11,10 +15,14 @@ import { integerParam } from '../kernel/validation.js';
 import { checkpointOf, writeCheckpoint } from './checkpoints.js';
 import { CHECKPOINT_STREAM, type Checkpoint } from './digest.js';
 import { verifyAuditLog } from './verify.js';
+import { encodeCursor, parseLogQuery, presentLogEvent } from './log.js';
+import { streamLog } from './logStream.js';
 
 export interface AuditRouteDeps {
   pool: Pool;
   store: EventStore;
+  follower: LogFollower;
+  logger: Logger;
   keys: SigningKeys;
   authenticator: Authenticator;
   clock: Clock;
@@ -22,7 +30,7 @@ export interface AuditRouteDeps {
 
 /**
  * @example
- * app.use(auditRouter({ pool, store, keys, authenticator, clock }));
+ * app.use(auditRouter({ pool, store, follower, logger, keys, authenticator, clock }));
  */
 /**
  * A checkpoint only reaches the gated horizon: while a transaction anywhere on the cluster holds
@@ -51,6 +59,20 @@ export function auditRouter(deps: AuditRouteDeps): Router {
     const events = await store.readStream(CHECKPOINT_STREAM, after, limit);
     const checkpoints = events.map((event) => ({ ...checkpointOf(event), global_position: event.globalPosition, hash: event.hash }));
     res.json({ checkpoints, next_after: events.length === limit ? events.at(-1)!.streamPosition : null });
+  });
+
+  // The log itself, in the gated order: a page after a cursor, or a stream (replay, then live).
+  router.get('/admin/events', read, async (req, res) => {
+    const { filter, after, limit } = parseLogQuery(req.query, { isPaged: true });
+    const events = await store.readGlobal(after, limit, filter);
+    const next = events.length === limit ? encodeCursor(cursorOf(events.at(-1)!)) : null;
+    res.json({ events: events.map(presentLogEvent), next_cursor: next });
+  });
+
+  router.get('/admin/events/stream', read, async (req, res) => {
+    const lastEventId = req.headers['last-event-id'];
+    const query = parseLogQuery(req.query, { isPaged: false, lastEventId: typeof lastEventId === 'string' ? lastEventId.trim() : undefined });
+    await streamLog(deps, query, openEventStream(req, res, { credentials: authenticator }), res);
   });
 
   // On demand: a checkpoint of whatever the log holds past the last one (none when nothing is new).

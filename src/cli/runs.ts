@@ -17,6 +17,7 @@ import { forkedWorkflow, loadProject } from '../app/project.js';
 import { DOCUMENT_FLAGS } from '../versions/overrides.js';
 import { WorkflowRegistry } from '../workflows/registry.js';
 import type { JsonObject } from '../kernel/json.js';
+import { withCausation, type Causation } from '../kernel/causation.js';
 import { loadSettings } from '../config/settings.js';
 import { createOutbound } from '../outbound/fetch.js';
 
@@ -44,6 +45,9 @@ export async function exportCommand(pool: Pool, projectDir: string, runId: strin
   process.stdout.write(`${JSON.stringify(await exportRun(pool, store, workflows, runId, keys), null, 2)}\n`);
 }
 
+/** Whoever runs the CLI against the database; it has no user of svc's. */
+const CLI_CAUSATION: Causation = { actor: { type: 'system', id: 'cli' }, source: 'cli' };
+
 /** `resume`: an unfinished run is imported too, and a service on this database continues it. */
 export async function importCommand(
   pool: Pool,
@@ -53,11 +57,8 @@ export async function importCommand(
 ): Promise<void> {
   const { store } = await projectStore(pool, projectDir);
   const document: unknown = JSON.parse(await readFile(file, 'utf8'));
-  const { runId, status } = await importRun(store, document, {
-    resume: options.resume,
-    unverified: options.unverified,
-    trustedKeys: await trustedKeys(options.jwks),
-  });
+  const importOptions = { resume: options.resume, unverified: options.unverified, trustedKeys: await trustedKeys(options.jwks) };
+  const { runId, status } = await withCausation(CLI_CAUSATION, () => importRun(store, document, importOptions));
   process.stdout.write(`imported run ${runId} (${status})\n`);
 }
 

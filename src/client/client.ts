@@ -17,6 +17,7 @@ import { runOverGrpcWeb } from './grpc.js';
 import { HttpCore, readBody, readEvents } from './http.js';
 import { fetchRunPage, iterateRuns, type RunPage, type RunSearch } from './runSearch.js';
 import { scheduleAdmin } from './schedules.js';
+import { auditLog } from './audit.js';
 
 export interface SvcClientOptions {
   baseUrl: string;
@@ -64,10 +65,13 @@ export class SvcClient {
   private readonly manifests = new Map<string, { manifest: WorkflowManifest; at: number }>();
   /** `/admin/schedules` (deployment admins): list, pause, resume, run now, backfill. */
   readonly schedules: ReturnType<typeof scheduleAdmin>;
+  /** `/admin/events` (`audit:read`): the event log by pages, to the head, or live. */
+  readonly audit: ReturnType<typeof auditLog>;
 
   constructor(options: SvcClientOptions) {
     this.http = new HttpCore(options.baseUrl, options.token);
     this.schedules = scheduleAdmin(this.http);
+    this.audit = auditLog(this.http);
     this.manifestTtl = options.manifestCacheTtl ?? 60_000;
   }
 

@@ -72,3 +72,13 @@ export async function* readEvents(response: Response): AsyncGenerator<EventSourc
     await reader.cancel().catch(() => undefined);
   }
 }
+
+/** `?name=value&...` of the values given (Dates as ISO 8601), or '' when none is. */
+export function queryOf(values: Record<string, string | number | Date | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(values)) {
+    if (value !== undefined) params.set(name, value instanceof Date ? value.toISOString() : String(value));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}

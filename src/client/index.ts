@@ -3,5 +3,6 @@ export { SvcAuth, type SvcAuthOptions } from './auth.js';
 export { SvcClient, type ExecuteOptions, type ListQuery, type RunEventsOptions, type SvcClientOptions, type Transport } from './client.js';
 export type { RunPage, RunSearch } from './runSearch.js';
 export type { BackfillWindow } from './schedules.js';
+export type { LogQuery, LogStreamOptions } from './audit.js';
 export { SvcRequestError, SvcRunFailedError, SvcRunPendingError } from './errors.js';
 export type * from '../contract/types.js';

@@ -1,7 +1,7 @@
 // Run search for SvcClient: GET /api/runs filters, one page with its X-Next-Cursor, and every page in turn.
 import type { RunDescriptor, RunStatus } from '../contract/types.js';
 import { SvcRequestError } from './errors.js';
-import { readBody, type HttpCore } from './http.js';
+import { queryOf, readBody, type HttpCore } from './http.js';
 
 export interface RunSearch {
   workflow?: string;
@@ -26,20 +26,16 @@ export interface RunPage {
 }
 
 function searchPath(search: RunSearch): string {
-  const params = new URLSearchParams();
-  const set = (name: string, value: string | number | Date | undefined) => {
-    if (value !== undefined) params.set(name, value instanceof Date ? value.toISOString() : String(value));
-  };
-  set('workflow', search.workflow);
-  set('status', Array.isArray(search.status) ? search.status.join(',') : search.status);
-  set('created_after', search.createdAfter);
-  set('created_before', search.createdBefore);
-  set('parent_run_id', search.parentRunId);
-  set('limit', search.limit);
-  set('offset', search.offset);
-  set('cursor', search.cursor);
-  const text = params.toString();
-  return `/api/runs${text ? `?${text}` : ''}`;
+  return `/api/runs${queryOf({
+    workflow: search.workflow,
+    status: Array.isArray(search.status) ? search.status.join(',') : search.status,
+    created_after: search.createdAfter,
+    created_before: search.createdBefore,
+    parent_run_id: search.parentRunId,
+    limit: search.limit,
+    offset: search.offset,
+    cursor: search.cursor,
+  })}`;
 }
 
 /**

@@ -159,3 +159,31 @@ export type Schedule = {
 
 /** The runs a backfill started, one per tick of its window that had none. */
 export type ScheduleBackfill = { runs: string[] };
+
+/** Who caused an event and through which door (BEYOND 3.1), as every event's metadata says. */
+export type EventCause = {
+  actor: { type: 'user' | 'dev' | 'system' | 'schedule'; id: string };
+  source: 'http' | 'grpc' | 'mcp' | 'cli' | 'executor' | 'scheduler';
+  /** The X-Request-Id of the request that caused it, when one did. */
+  request_id?: string;
+  tenant?: string;
+};
+
+/** An event as `GET /admin/events` shows it; `cursor` resumes after it. */
+export type LogEvent = {
+  cursor: string;
+  global_position: number;
+  stream_id: string;
+  stream_type: string;
+  stream_position: number;
+  type: string;
+  data: JsonRecord;
+  /** Events before BEYOND 3.1 may carry less (or `actor` as a bare id). */
+  metadata: Partial<EventCause> & JsonRecord;
+  /** ISO 8601 UTC with six fraction digits: the shape the hash covers. */
+  recorded_at: string;
+  hash: string | null;
+};
+
+/** A page of the log; `next_cursor` is null at the head. */
+export type LogEventPage = { events: LogEvent[]; next_cursor: string | null };

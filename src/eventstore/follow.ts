@@ -2,6 +2,7 @@
 // stream subscriptions (replay, then live) fed without the gate.
 import { Observable, Subject, type Subscription } from 'rxjs';
 import type { Logger } from '../kernel/logger.js';
+import { matchesLogFilter, type LogFilter } from './logFilter.js';
 import { selectGate, selectGlobalHead } from './sql.js';
 import type { EventStore } from './store.js';
 import { compareCursors, cursorOf, type GlobalCursor, type RecordedEvent } from './types.js';
@@ -143,14 +144,14 @@ export class LogFollower {
     });
   }
 
-  /** The global log after `after` (optionally only some stream types): replay, then live, in order. */
-  subscribeToAll(after: GlobalCursor, streamTypes?: readonly string[]): Observable<RecordedEvent> {
+  /** The global log after `after` (optionally only the events `filter` takes): replay, then live, in order. */
+  subscribeToAll(after: GlobalCursor, filter: LogFilter = {}): Observable<RecordedEvent> {
     return new Observable<RecordedEvent>((subscriber) => {
       let last = after;
       let replaying = true;
       let closed = false;
       const buffered: RecordedEvent[] = [];
-      const wanted = (event: RecordedEvent) => !streamTypes || streamTypes.includes(event.streamType);
+      const wanted = (event: RecordedEvent) => matchesLogFilter(event, filter);
       const deliver = (event: RecordedEvent): void => {
         if (compareCursors(cursorOf(event), last) <= 0) return;
         last = cursorOf(event);
@@ -164,7 +165,7 @@ export class LogFollower {
         replayRunning = true;
         try {
           for (;;) {
-            const page = await this.store.readGlobal(last, PAGE_SIZE, { streamTypes });
+            const page = await this.store.readGlobal(last, PAGE_SIZE, filter);
             if (closed) return;
             for (const event of page) deliver(event);
             if (page.length < PAGE_SIZE) break;

@@ -1,13 +1,10 @@
 // The event store's SQL, one statement per operation; every function receives its client.
 import type { Queryable } from '../db/pool.js';
 import { canonicalParts, ZERO_HASH } from './canonical.js';
+import { filterSql, type LogFilter } from './logFilter.js';
 import type { EventMetadata, GlobalCursor, NewEvent, RecordedEvent } from './types.js';
 
-/** Restricts a global read to some stream types and/or event types. */
-export interface LogFilter {
-  streamTypes?: readonly string[] | undefined;
-  eventTypes?: readonly string[] | undefined;
-}
+export type { LogFilter } from './logFilter.js';
 
 /**
  * The selected columns. transaction_id comes back as text under its own name, so an ORDER BY must
@@ -162,15 +159,15 @@ export async function selectStreamsAfter(
  * transactions older than every transaction still running: a late commit is never skipped.
  */
 export async function selectGlobalEvents(client: Queryable, cursor: GlobalCursor, limit: number, filter: LogFilter = {}): Promise<RecordedEvent[]> {
+  const where = filterSql(filter, 4);
   const { rows } = await client.query<EventRow>(
     `SELECT ${EVENT_COLUMNS} FROM events
      WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
        AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-       AND ($4::text[] IS NULL OR stream_type = ANY($4::text[]))
-       AND ($5::text[] IS NULL OR type = ANY($5::text[]))
+       ${where.sql}
      ORDER BY events.transaction_id, events.global_position
      LIMIT $3`,
-    [cursor.transactionId, cursor.globalPosition, limit, filter.streamTypes ?? null, filter.eventTypes ?? null],
+    [cursor.transactionId, cursor.globalPosition, limit, ...where.values],
   );
   return rows.map(toRecordedEvent);
 }
@@ -183,14 +180,14 @@ export async function selectGlobalEvents(client: Queryable, cursor: GlobalCursor
  * stream's next position after a younger one committed the previous.
  */
 export async function selectEventsByPosition(client: Queryable, afterPosition: number, limit: number, filter: LogFilter = {}): Promise<RecordedEvent[]> {
+  const where = filterSql(filter, 3);
   const { rows } = await client.query<EventRow>(
     `SELECT ${EVENT_COLUMNS} FROM events
      WHERE global_position > $1
-       AND ($3::text[] IS NULL OR stream_type = ANY($3::text[]))
-       AND ($4::text[] IS NULL OR type = ANY($4::text[]))
+       ${where.sql}
      ORDER BY events.global_position
      LIMIT $2`,
-    [afterPosition, limit, filter.streamTypes ?? null, filter.eventTypes ?? null],
+    [afterPosition, limit, ...where.values],
   );
   return rows.map(toRecordedEvent);
 }
@@ -200,14 +197,14 @@ export async function selectEventsByPosition(client: Queryable, afterPosition: n
  * global_position order. Only complete while the caller keeps later writers out (the projection swap).
  */
 export async function selectCommittedOutsideSnapshot(client: Queryable, snapshot: string, filter: LogFilter = {}): Promise<RecordedEvent[]> {
+  const where = filterSql(filter, 2);
   const { rows } = await client.query<EventRow>(
     `SELECT ${EVENT_COLUMNS} FROM events
      WHERE transaction_id >= pg_snapshot_xmin($1::pg_snapshot)
        AND NOT pg_visible_in_snapshot(transaction_id, $1::pg_snapshot)
-       AND ($2::text[] IS NULL OR stream_type = ANY($2::text[]))
-       AND ($3::text[] IS NULL OR type = ANY($3::text[]))
+       ${where.sql}
      ORDER BY events.global_position`,
-    [snapshot, filter.streamTypes ?? null, filter.eventTypes ?? null],
+    [snapshot, ...where.values],
   );
   return rows.map(toRecordedEvent);
 }

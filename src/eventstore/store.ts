@@ -2,6 +2,7 @@
 import type { DatabaseError } from 'pg';
 import { CommitOutcomeUnknown, isConnectionLoss } from '../db/connectionLoss.js';
 import type { Pool, PoolClient, Queryable } from '../db/pool.js';
+import { withCause } from '../kernel/causation.js';
 import { VersionConflictError } from '../kernel/errors.js';
 import { GroupCommit } from './groupCommit.js';
 import { insertEvents, selectGlobalEvents, type LogFilter, selectStreamEvents, selectStreamsAfter, selectStreamVersion } from './sql.js';
@@ -62,11 +63,23 @@ export class EventTransaction {
    * fails the transaction. A concurrent writer of a stream's positions throws VersionConflictError.
    */
   async appendEach(requests: readonly AppendToStream[], options: AppendOptions = {}): Promise<StreamOutcome[]> {
-    const recorded = await insertStreams(this.client, requests, options.metadata ?? {});
+    const recorded = await insertStreams(
+      this.client,
+      requests.map((request) => withCauses(request, options.metadata)),
+      {},
+    );
     if (this.projector && recorded.length > 0) await this.projector.apply(this.client, recorded);
     this.appended.push(...recorded);
     return outcomesOf(requests, recorded);
   }
+}
+
+/** The request with each event's metadata (the call's, then the event's own) completed by its cause. */
+function withCauses(request: AppendToStream, metadata: EventMetadata | undefined): AppendToStream {
+  return {
+    ...request,
+    events: request.events.map((e) => ({ ...e, metadata: withCause(metadata || e.metadata ? { ...metadata, ...e.metadata } : undefined) })),
+  };
 }
 
 /** Each request's events among those inserted; a request with events and none inserted was not at its version. */
@@ -135,7 +148,8 @@ export class EventStore {
     // A bad request fails here, before it can share (and fail) a commit with others.
     checkExpectedVersion(single.expectedVersion);
     if (single.events.length === 0) return { versions: { [single.streamId]: await selectStreamVersion(this.pool, single.streamId) }, events: [] };
-    const events = await this.singles.submit({ request: single, metadata: options.metadata ?? {} });
+    // The cause is read here, in the caller's context: the commit may run in another caller's.
+    const events = await this.singles.submit({ request: single, metadata: withCause(options.metadata) });
     return { versions: { [single.streamId]: events.at(-1)!.streamPosition }, events };
   }
 

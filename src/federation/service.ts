@@ -7,6 +7,7 @@ import type { Pool } from '../db/pool.js';
 import type { IamCommands } from '../iam/handlers.js';
 import { findRoleByName, findUserByEmail, findUserByFederatedIdentity } from '../iam/queries.js';
 import { AlreadyExistsError, AppError, BadRequestError, NotFoundError } from '../kernel/errors.js';
+import { actorOfUserId } from '../kernel/causation.js';
 import type { MintedToken } from '../iam/tokens.js';
 import type { OutboundFetch } from '../outbound/fetch.js';
 import { decideFederatedLogin } from './decide.js';
@@ -68,7 +69,7 @@ export class FederationService {
       this.fetch,
     );
     const userId = await this.upsertUser(provider, profile);
-    await this.commands.recordSignIn(userId, 'federated', name, { actor: userId });
+    await this.commands.recordSignIn(userId, 'federated', name, { actor: actorOfUserId(userId) });
     return this.auth.mintFor(userId);
   }
 
@@ -77,7 +78,8 @@ export class FederationService {
     const byEmail = byIdentity || !profile.email ? undefined : await findUserByEmail(this.pool, profile.email);
     const decision = decideFederatedLogin(provider.allowedDomains, profile, byIdentity, byEmail);
     if (decision.action === 'login') return decision.userId;
-    const metadata = { actor: `federation:${provider.name}` };
+    // The sign-in request has no principal yet: the provider vouched for this identity.
+    const metadata = { actor: { type: 'system', id: `federation:${provider.name}` } };
     if (decision.action === 'link') {
       await this.commands.linkFederation(decision.userId, provider.name, profile.subject, metadata);
       return decision.userId;

@@ -6,6 +6,7 @@ import type { RequestHandler } from 'express';
 import type { Observable } from 'rxjs';
 import type { Authenticator } from '../http/authenticator.js';
 import type { Principal } from '../kernel/access.js';
+import { causationOf, withCausation } from '../kernel/causation.js';
 import type { LogFollower } from '../eventstore/follow.js';
 import type { RecordedEvent } from '../eventstore/types.js';
 import { toAppError } from '../http/errors.js';
@@ -62,7 +63,8 @@ async function* runWorkflow(deps: ExecutionDeps, request: RunWorkflowRequest, co
     caller = token ? await deps.authenticator.principalOfToken(token, undefined) : undefined;
     // Journaled before the first frame: frames come from the journal, and a run the database did not
     // record must fail the call (Unavailable), not leave a stream that never speaks.
-    started = await deps.starter.startJournaled({ workflow, caller, readInput: () => parsePayload(request.payloadJson), source: 'message', trigger: 'grpc' });
+    const call = { workflow, caller, readInput: () => parsePayload(request.payloadJson), source: 'message' as const, trigger: 'grpc' };
+    started = await withCausation(causationOf(caller, 'grpc'), () => deps.starter.startJournaled(call));
   } catch (error) {
     throw toConnectError(error);
   }

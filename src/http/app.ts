@@ -5,6 +5,7 @@ import { pinoHttp } from 'pino-http';
 import { refuseUnsafeJson } from '../kernel/json.js';
 import type { pino } from 'pino';
 import { queryWithoutCredentials, withoutCredentials, type Logger } from '../kernel/logger.js';
+import { enterRequestCausation } from './context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { parseQueryString } from './queryString.js';
 import { apiSecurityHeaders } from './securityHeaders.js';
@@ -61,6 +62,7 @@ export function createApp({ logger, bodyLimitBytes, trustProxy = false, routers 
   app.use(express.json({ strict: false, limit: bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: bodyLimitBytes }));
   app.use(refuseUnsafeBody);
+  app.use(enterRequestCausation);
   for (const router of routers) app.use(router);
   app.use(notFoundHandler);
   app.use(errorHandler);

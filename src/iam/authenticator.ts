@@ -5,6 +5,7 @@ import type { Settings } from '../config/settings.js';
 import { PermissionDeniedError, UnauthenticatedError } from '../kernel/errors.js';
 import { NAME_PATTERN, SUPERADMIN_ROLE } from './rules.js';
 import { ADMIN_SCOPE, isAllowed, type AccessRule, type Principal } from '../kernel/access.js';
+import { DEV_USER_ID } from '../kernel/causation.js';
 import type { Authenticator } from '../http/authenticator.js';
 import type { SessionView } from './sessionView.js';
 import { TOKEN_EXPIRED_MESSAGE, type TokenClaims, type TokenService } from './tokens.js';
@@ -63,7 +64,7 @@ class TokenAuthenticator implements Authenticator {
     if (!token) throw new UnauthenticatedError('Not authenticated');
     const { settings, tokens, sessions } = this.deps;
     if (this.devKey !== undefined && isDevKey(token, this.devKey) && isAllowedIp(remoteAddress, settings.dev.ipAllowlist)) {
-      return { userId: 'dev', groups: ['dev'], scopes: ['iam:admin'], isDev: true };
+      return { userId: DEV_USER_ID, groups: ['dev'], scopes: ['iam:admin'], isDev: true };
     }
     const claims = await tokens.verify(token);
     if (sessions.isRevoked(claims.jti)) throw new UnauthenticatedError(TOKEN_REVOKED_MESSAGE);

@@ -4,6 +4,7 @@ import type { EventStore } from '../eventstore/store.js';
 import type { EventMetadata, RecordedEvent } from '../eventstore/types.js';
 import type { Clock } from '../kernel/clock.js';
 import { newId } from '../kernel/ids.js';
+import { actorOfUserId } from '../kernel/causation.js';
 import { decide } from './decide.js';
 import type { IamCommand, IamState, TenantFence } from './commands.js';
 import {
@@ -164,7 +165,8 @@ export class IamCommands {
           anyUserExists: await anyUserExists(this.store.pool),
         };
       },
-      { actor: userId },
+      // The caller had no principal: the user it became is who acted.
+      { actor: actorOfUserId(userId) },
     );
     return { userId, roleId };
   }

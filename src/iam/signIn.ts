@@ -7,6 +7,7 @@ import { checkPasswordPolicy, hashPassword, isOversizePassword, verifyPassword }
 import { findCredentials, findLoginCandidate, findUser, grantsOf } from './queries.js';
 import { TOKEN_REVOKED_MESSAGE } from './authenticator.js';
 import type { Principal } from '../kernel/access.js';
+import { actorOf } from '../kernel/causation.js';
 import type { MintedToken, TokenService } from './tokens.js';
 import { checkEmail } from './rules.js';
 import type { LoginThrottle } from './loginThrottle.js';
@@ -72,14 +73,14 @@ export class AuthService {
     const { jti } = this.requireToken(principal);
     const user = await findUser(this.pool, principal.userId);
     if (!user?.is_active) throw new UnauthenticatedError('Account is not active');
-    const revoked = await this.commands.revokeToken(jti, principal.userId, expiryOf(principal), { actor: principal.userId });
+    const revoked = await this.commands.revokeToken(jti, principal.userId, expiryOf(principal), { actor: actorOf(principal) });
     if (!revoked) throw new UnauthenticatedError(TOKEN_REVOKED_MESSAGE);
     return this.mintFor(user.id, issuedAtMs);
   }
 
   async logout(principal: Principal): Promise<void> {
     const { jti } = this.requireToken(principal);
-    await this.commands.revokeToken(jti, principal.userId, expiryOf(principal), { actor: principal.userId });
+    await this.commands.revokeToken(jti, principal.userId, expiryOf(principal), { actor: actorOf(principal) });
   }
 
   /**

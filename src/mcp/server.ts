@@ -5,6 +5,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import { Router } from 'express';
 import type { Authenticator } from '../http/authenticator.js';
 import { isAllowed, type Principal } from '../kernel/access.js';
+import { causationOf, withCausation } from '../kernel/causation.js';
 import { workflowGate } from '../runs/trigger/gate.js';
 import { inputSchemaOf, type RunStarter, type SettledRun } from '../runs/trigger/startRun.js';
 import { isTerminal } from '../runs/state.js';
@@ -45,7 +46,7 @@ export function mcpRouter(deps: McpExportDeps): Router {
         deps.authenticator.watch(principal, () => void transport.close()),
       );
     await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    await withCausation(causationOf(principal, 'mcp'), () => transport.handleRequest(req, res, req.body));
   });
   return router;
 }

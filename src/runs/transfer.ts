@@ -89,7 +89,6 @@ export interface ImportOptions {
   unverified?: boolean;
   /** Import a run that has not finished; any service on the database then claims and continues it. */
   resume?: boolean;
-  actor?: string;
 }
 
 export interface ImportedRun {
@@ -104,7 +103,7 @@ export interface ImportedRun {
  * database it would be claimed and its remaining steps run (APICalls included).
  */
 export async function importRun(store: EventStore, document: unknown, options: ImportOptions = {}): Promise<ImportedRun> {
-  const { resume = false, actor = 'import' } = options;
+  const { resume = false } = options;
   const exported = exportShape.parse(document);
   if (!options.unverified) {
     const check = await verifyExport(exported, options.trustedKeys ?? { keys: [] });
@@ -127,9 +126,10 @@ export async function importRun(store: EventStore, document: unknown, options: I
       { run_id: runId, status: state.status },
     );
   }
+  // Its cause (actor, source) is the importer's, in effect around the call (the CLI's).
   try {
     // A forked run's copies stay marked as copies (their source run is on the exporting instance).
-    const imported = journal.map((event) => ({ ...event, metadata: { actor, imported: true, ...event.metadata } }));
+    const imported = journal.map((event) => ({ ...event, metadata: { imported: true, ...event.metadata } }));
     await store.append({ streamId: runStream(runId), expectedVersion: 0, events: imported });
   } catch (error) {
     if (error instanceof VersionConflictError) throw new ConflictError(`Run ${runId} is already in this database`, { run_id: runId });

@@ -3,6 +3,7 @@
 // that dies holding one loses nothing: after the lease, the next worker starts its run under the same id.
 import type { EventStore } from '../eventstore/store.js';
 import type { Clock } from '../kernel/clock.js';
+import { causationMetadata, withCausation, type Causation } from '../kernel/causation.js';
 import { VersionConflictError } from '../kernel/errors.js';
 import type { Logger } from '../kernel/logger.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
@@ -13,7 +14,6 @@ import { planTick } from './plan.js';
 import { abandonedTicks, dueSchedules, isRunGoing, listSchedules, type ScheduleRow } from './queries.js';
 
 /** Who the ticker's events name. */
-export const SCHEDULER = 'system:scheduler';
 /** A tick no worker fired within this many claim intervals counts as missed (catchup decides). */
 const ON_TIME_INTERVALS = 5;
 /** Due schedules taken per query; rounds repeat while they make progress (a catchup of 100 ticks included). */
@@ -85,7 +85,8 @@ export class ScheduleTicker {
   private async recoverAbandoned(): Promise<void> {
     for (const { key, scheduledAt } of await abandonedTicks(this.deps.store.pool, this.deps.clock.now(), BATCH)) {
       const found = declaredSchedule(this.deps.workflows, key.workflow, key.scheduleId);
-      if (found) await this.deps.firer.fire(key, found.workflow, found.schedule, scheduledAt);
+      if (found)
+        await withCausation(scheduleCausation(key.workflow, key.scheduleId), () => this.deps.firer.fire(key, found.workflow, found.schedule, scheduledAt));
     }
   }
 
@@ -115,7 +116,9 @@ export class ScheduleTicker {
       const skipped = scheduleEvent('schedule_skipped', { ...of, from: plan.from.toISOString(), reason: plan.reason, next_fire_at: next, at });
       return this.append(row.workflow, row.schedule_id, row.version, skipped);
     }
-    const outcome = await this.deps.firer.fire({ workflow: row.workflow, scheduleId: row.schedule_id }, found.workflow, schedule, plan.scheduledAt);
+    const outcome = await withCausation(scheduleCausation(row.workflow, row.schedule_id), () =>
+      this.deps.firer.fire({ workflow: row.workflow, scheduleId: row.schedule_id }, found.workflow, schedule, plan.scheduledAt),
+    );
     if (outcome.kind === 'held') return false;
     const fired = scheduleEvent('schedule_fired', { ...of, scheduled_at: plan.scheduledAt.toISOString(), run_id: outcome.runId, next_fire_at: next, at });
     return this.append(row.workflow, row.schedule_id, row.version, fired);
@@ -126,7 +129,7 @@ export class ScheduleTicker {
     try {
       await this.deps.store.append(
         { streamId: scheduleStream({ workflow, scheduleId }), expectedVersion, events: [event] },
-        { metadata: { actor: SCHEDULER } },
+        { metadata: causationMetadata(scheduleCausation(workflow, scheduleId)) },
       );
       return true;
     } catch (error) {
@@ -134,4 +137,9 @@ export class ScheduleTicker {
       throw error;
     }
   }
+}
+
+/** A schedule's ticks are its own doing: actor `schedule` named `<workflow>/<schedule id>` (ids are unique per workflow). */
+export function scheduleCausation(workflow: string, scheduleId: string): Causation {
+  return { actor: { type: 'schedule', id: `${workflow}/${scheduleId}` }, source: 'scheduler' };
 }

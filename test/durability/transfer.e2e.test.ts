@@ -137,6 +137,9 @@ describe('runs: export, import and replay through the CLI', function () {
     // A second import of the same file is refused and writes nothing.
     const db = openPool(freshUrl);
     pools.push(db);
+    // The import is the CLI's doing (BEYOND 3.1), and says it is one.
+    const imports = await db.query(`SELECT DISTINCT metadata FROM events WHERE stream_id = $1`, [`run-${runId}`]);
+    expect(imports.rows.map((r) => r.metadata)).to.deep.equal([{ actor: { type: 'system', id: 'cli' }, source: 'cli', imported: true }]);
     const totals = await eventTotals(db);
     const again = await cli(['runs', 'import', exportFile], freshUrl, REPLAY_PROJECT);
     expect(again.code).to.equal(1);

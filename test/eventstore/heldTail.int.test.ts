@@ -69,7 +69,7 @@ describe('event store: reading while the gate holds events back', () => {
   });
 
   it('delivers an event held behind a transaction that ends without a NOTIFY, long before the next poll', async () => {
-    const onLog = collect<RecordedEvent>(node.follower.subscribeToAll(LOG_START, ['behind']));
+    const onLog = collect<RecordedEvent>(node.follower.subscribeToAll(LOG_START, { streamTypes: ['behind'] }));
     try {
       await openBlocker();
       const { events } = await node.store.append({ streamId: 'behind-1', expectedVersion: 0, events: [{ type: 'HeldBack', data: {} }] });

@@ -42,7 +42,9 @@ describe('event store: live views in stream order', () => {
       load: async () => undefined,
       apply: (event) => latest.set(event.streamId, String((event.data as { value: string }).value)),
     });
-    const feed = kernel.follower.subscribeToAll(await selectGlobalHead(kernel.pool), ['setting']).subscribe((event) => gated.push(event.streamPosition));
+    const feed = kernel.follower
+      .subscribeToAll(await selectGlobalHead(kernel.pool), { streamTypes: ['setting'] })
+      .subscribe((event) => gated.push(event.streamPosition));
     try {
       // Two transactions open around the two commits: the first holds the old event back until after the
       // new one is applied here, the second holds the new one back after the first ends.

@@ -25,7 +25,7 @@ describe('event store: a failed replay of the global log', () => {
       return readGlobal(...args);
     };
     try {
-      const feed = collect(follower.subscribeToAll(LOG_START, ['retried']));
+      const feed = collect(follower.subscribeToAll(LOG_START, { streamTypes: ['retried'] }));
       // This append's wake-up is what retries the replay.
       await store.append({ streamId: 'retried-2', expectedVersion: 0, events: [{ type: 'After', data: {} }] });
       const events = await feed.waitFor(2, DELIVERY_DEADLINE_MS);

@@ -107,7 +107,7 @@ describe('event store: subscriptions while appends keep coming', () => {
     ]);
     await sleep(20);
     const everything = collect(local.follower.subscribeToAll(middle));
-    const onlyA = collect(local.follower.subscribeToAll(middle, ['mixa']));
+    const onlyA = collect(local.follower.subscribeToAll(middle, { streamTypes: ['mixa'] }));
     await writers;
 
     const expected = await readGlobalToEnd(local, middle);

@@ -69,8 +69,10 @@ describe('event store: transaction id order across digit boundaries', () => {
   });
 
   it('subscribeToAll replays them once each, in order, from the start and from the middle', async () => {
-    const all = collect(kernel.follower.subscribeToAll(LOG_START, [STREAM_TYPE]));
-    const fromMiddle = collect(kernel.follower.subscribeToAll({ transactionId: '999', globalPosition: Number.MAX_SAFE_INTEGER }, [STREAM_TYPE]));
+    const all = collect(kernel.follower.subscribeToAll(LOG_START, { streamTypes: [STREAM_TYPE] }));
+    const fromMiddle = collect(
+      kernel.follower.subscribeToAll({ transactionId: '999', globalPosition: Number.MAX_SAFE_INTEGER }, { streamTypes: [STREAM_TYPE] }),
+    );
     try {
       expect(xidsOf(await all.waitFor(XIDS.length, DELIVERY_DEADLINE_MS))).to.deep.equal(XIDS);
       expect(xidsOf(await fromMiddle.waitFor(3, DELIVERY_DEADLINE_MS))).to.deep.equal(['1000', '9999', '10000']);

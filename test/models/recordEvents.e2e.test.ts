@@ -40,7 +40,7 @@ describe('model records as events', () => {
     expect(events[0].data.values).to.deep.include({ id, subject: 'evented', priority: 1, created_at: created.body.created_at });
     expect(events[1].data.changes).to.deep.include({ priority: 2, status: 'pending' });
     expect(events[2].data).to.deep.include({ table: 'tickets', id });
-    for (const event of events) expect(event.metadata.actor).to.equal(admin.userId);
+    for (const event of events) expect(event.metadata.actor).to.deep.equal({ type: 'user', id: admin.userId });
     const { rows } = await service.kernel.pool.query('SELECT count(*)::int AS n FROM tickets WHERE id = $1', [id]);
     expect(rows[0].n).to.equal(0);
   });

@@ -2,6 +2,7 @@
 import { isCommitOutcomeUnknown } from '../../db/connectionLoss.js';
 import type { EventStore, EventTransaction } from '../../eventstore/store.js';
 import type { Clock } from '../../kernel/clock.js';
+import { withCause } from '../../kernel/causation.js';
 import { VersionConflictError } from '../../kernel/errors.js';
 import { asRunEvent, isControlEvent, runEvent, type RecordedRunEvent, type RunEvent } from '../events.js';
 import { foldRun, isTerminal } from '../state.js';
@@ -23,8 +24,9 @@ export class DriveWriter {
     return this.clock.now().toISOString();
   }
 
+  /** The event's cause is taken now: its append may share a commit with other runs' events. */
   push(drive: Drive, event: RunEvent): void {
-    drive.pending.push(event);
+    drive.pending.push({ ...event, metadata: withCause(event.metadata) });
     drive.state = applyLocal(drive.state, event, this.now());
   }
 

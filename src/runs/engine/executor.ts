@@ -9,6 +9,7 @@ import { selectGlobalHead } from '../../eventstore/sql.js';
 import type { EventStore } from '../../eventstore/store.js';
 import type { RecordedEvent } from '../../eventstore/types.js';
 import type { Clock } from '../../kernel/clock.js';
+import { withCausation } from '../../kernel/causation.js';
 import { newId } from '../../kernel/ids.js';
 import type { JsonObject } from '../../kernel/json.js';
 import type { Logger } from '../../kernel/logger.js';
@@ -18,6 +19,7 @@ import type { WorkflowRegistry } from '../../workflows/registry.js';
 import type { AgentDeps } from './agentSetup.js';
 import { DriveStopped, newDrive, type Drive } from './drive.js';
 import { DriveWriter } from './driveWriter.js';
+import { executorCausation } from './runCausation.js';
 import { notRecordedError, recordingOf, type RunRecording } from './recording.js';
 import { RunClaims } from './claims.js';
 import { acquireLease, keepLease, releaseLease } from './leases.js';
@@ -101,7 +103,9 @@ export class RunExecutor {
     const head = await selectGlobalHead(store.pool);
     this.subscriptions = [
       follower.localCommits$.subscribe(onEvent),
-      follower.subscribeToAll(head, ['run']).subscribe({ next: onEvent, error: (error: unknown) => logger.error({ err: error }, 'run feed failed') }),
+      follower
+        .subscribeToAll(head, { streamTypes: ['run'] })
+        .subscribe({ next: onEvent, error: (error: unknown) => logger.error({ err: error }, 'run feed failed') }),
     ];
     this.claims.start();
   }
@@ -203,7 +207,8 @@ export class RunExecutor {
 
   /** Runs the drive's steps, tracked until it ends; answers the run as journaled then. */
   private launch(drive: Drive): Promise<RunState> {
-    const run = this.drive(drive);
+    // What the engine appends for the run is the run's principal's doing, through the executor.
+    const run = withCausation(executorCausation(drive.state), () => this.drive(drive));
     this.finished.set(drive.runId, run);
     void run.finally(() => {
       if (this.finished.get(drive.runId) === run) this.finished.delete(drive.runId);

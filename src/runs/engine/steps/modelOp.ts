@@ -48,7 +48,7 @@ export const executeModelOp: StepExecutor = async ({ step, context, principal, a
     changes: { set: { [output]: value }, unset: [] },
     report: { model: model.name, operation, ...(record ? { record_id: record } : {}), ...(payload !== null ? { payload } : {}) },
   });
-  const recordContext = { tenant, at, metadata: { actor: principal?.user_id ?? 'system', step: step.id } };
+  const recordContext = { tenant, at, metadata: { step: step.id } };
   const op: Operation = { model, step, context, deps, tx, db: tx?.client ?? deps.pool, tenant, recordContext, payload, output, done };
   try {
     return await operate(operation, op);
