@@ -199,6 +199,11 @@ const TABLE: Entry[] = [
     },
   },
   {
+    route: 'POST /api/runs/{id}/fork',
+    // From its first step: every run has reached it, so the fork never waits on the original's progress.
+    send: (ctx, send) => send('POST', `/api/runs/${ctx.reviewRun}/fork`, { json: { from_step: 'confirm' } }),
+  },
+  {
     route: 'POST /api/workflows/slow/runs',
     send: async (ctx, send) => {
       const answer = await send('POST', '/api/workflows/slow/runs?wait=false', { json: {} });
