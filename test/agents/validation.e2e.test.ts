@@ -8,12 +8,13 @@ import { ProjectError } from '../../src/main.js';
 import { copyProject } from '../support/projects.js';
 import { startTestService } from '../support/service.js';
 import { FIXTURES, REPO, SIGNING_KEY } from './support/harness.js';
+import { CLI_ENTRY } from '../support/serviceProcess.js';
 
 const INVALID = path.join(FIXTURES, 'invalid');
 const UNPINNED = path.join(FIXTURES, 'unpinned');
 
 async function validate(projectDir: string): Promise<{ code: number | null; lines: string[]; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'validate'], {
+  const child = spawn(process.execPath, [CLI_ENTRY, 'validate'], {
     cwd: REPO,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, SVC_PROJECT_DIR: projectDir, SVC_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -10,6 +10,7 @@ import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call, client, eventually, expectUnauthenticated, login, type HttpResult } from '../support/http.js';
 import { startTestService } from '../support/service.js';
+import { CLI_ENTRY } from '../support/serviceProcess.js';
 
 const DEV_ENV = { SVC_DEV_MODE: 'true', SVC_ALLOW_DEV_AUTH: 'true', SVC_DEV_API_KEY: 'ABCD-EFGH-IJKL-MNOP' };
 
@@ -110,7 +111,7 @@ describe('signing keys', function () {
       SVC_ENV: 'production',
       SVC_BISCUIT_PRIVATE_KEY: seed,
     };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI_ENTRY, 'serve'], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));

@@ -12,9 +12,10 @@ import pg from 'pg';
 import { listMigrations } from '../../src/db/migrate.js';
 import { withDatabase } from '../../src/db/pool.js';
 import { createTestDatabase, freePort, testServerUrl } from '../support/db.js';
+import { CLI_ENTRY } from '../support/serviceProcess.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
+const CLI = [CLI_ENTRY];
 
 interface CliResult {
   code: number | null;

@@ -39,7 +39,7 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
  * fraction of the time tsx takes to compile the sources again in every child. The suite's global
  * setup refuses to run on a dist/ older than src/ (test/support/buildCheck.ts).
  */
-const CLI_ENTRY = 'bin/svc.js';
+export const CLI_ENTRY = 'bin/svc.js';
 
 /** A `svc serve` child process on loopback. */
 export class ServiceProcess {

@@ -7,11 +7,12 @@ import { expect } from 'chai';
 import { bootstrapAdmin, client } from '../support/http.js';
 import { startTestService } from '../support/service.js';
 import { FIXTURES, SIGNING_KEY } from './helpers.js';
+import { CLI_ENTRY } from '../support/serviceProcess.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 async function validate(project: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'validate', ...args], {
+  const child = spawn(process.execPath, [CLI_ENTRY, 'validate', ...args], {
     cwd: REPO,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, SVC_LOG_LEVEL: 'silent', SVC_PROJECT_DIR: path.join(FIXTURES, project) },
     stdio: ['ignore', 'pipe', 'pipe'],
