@@ -27,6 +27,8 @@ function stateOf(row: Row): RunState {
     createdAt: String(row.created_at),
     updatedAt: String(row.updated_at),
     trigger: (row.trigger as RunState['trigger']) ?? null,
+    parentRunId: (row.parent_run_id as string | null) ?? null,
+    awaitedChild: (row.awaited_child as string | null) ?? null,
   };
 }
 
@@ -51,12 +53,14 @@ function rowOf(state: RunState): Row {
     created_at: state.createdAt,
     updated_at: state.updatedAt,
     trigger: state.trigger,
+    parent_run_id: state.parentRunId,
+    awaited_child: state.awaitedChild,
   };
 }
 
 export const runsProjection = defineProjection({
   name: 'svc_runs',
-  version: 3,
+  version: 4,
   table: 'svc_runs',
   key: ['id'],
   eventTypes: RUN_EVENT_TYPES,
@@ -67,8 +71,7 @@ export const runsProjection = defineProjection({
     if (!row && event.type !== 'run_started') return null;
     const runEvent = asRunEvent(event);
     const state = evolveRun(row ? stateOf(row) : initialRunState, runEvent, event.recordedAt, event.streamPosition);
-    // The context is not kept here: it lives in the journal. The parent is set once, by run_started.
-    const parent = runEvent.type === 'run_started' ? (runEvent.data.payload.parent_run_id ?? null) : (row?.parent_run_id ?? null);
-    return { ...rowOf({ ...state, context: {} }), parent_run_id: parent };
+    // The context is not kept here: it lives in the journal.
+    return rowOf({ ...state, context: {} });
   },
 });

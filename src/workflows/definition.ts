@@ -2,7 +2,7 @@
 import type { ProjectDocument } from '../project/documents.js';
 import { toSchedules, type ScheduleDefinition } from './schedules.js';
 
-export const STEP_KINDS = ['Functional', 'Agent', 'MCP', 'APICall', 'Router', 'Response', 'ModelOp', 'HumanInTheLoop', 'Wait'] as const;
+export const STEP_KINDS = ['Functional', 'Agent', 'MCP', 'APICall', 'Router', 'Response', 'ModelOp', 'HumanInTheLoop', 'Wait', 'Workflow'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 /** Kinds that wait on the outside world: their presence makes a workflow "slow". */
 export const SLOW_KINDS: readonly StepKind[] = ['Agent', 'MCP', 'APICall'];

@@ -7,6 +7,7 @@ import { runEvent } from '../events.js';
 import { endsPurely, SLOW_KINDS, type StepDefinition } from '../../workflows/definition.js';
 import type { AgentDeps } from './agentSetup.js';
 import { runAgentStep } from './agentStep.js';
+import { runWorkflowStep, type ChildRunDeps } from './childStep.js';
 import { definitionMismatch, MISMATCH_DETAILS } from './definitionCheck.js';
 import { DriveStopped, type Drive } from './drive.js';
 import type { DriveWriter } from './driveWriter.js';
@@ -29,6 +30,8 @@ export interface StepRunnerOptions {
   steps: StepDeps;
   /** AgentModels and artifacts for Agent steps. */
   agents?: AgentDeps | undefined;
+  /** Workflow steps: the workflows they start and how a child gets driven. */
+  children: ChildRunDeps;
   clock: Clock;
   logger: Logger;
 }
@@ -103,6 +106,7 @@ export class StepRunner {
     if (step.kind === 'HumanInTheLoop') return this.runHumanStep(drive, step);
     if (step.kind === 'Agent') return runAgentStep(drive, step, this.writer, this.options);
     if (step.kind === 'Wait') return this.startTimer(drive, step);
+    if (step.kind === 'Workflow') return runWorkflowStep(drive, step, this.writer, this.options.children);
     const started = performance.now();
     const attempt = attemptOf(drive, step.id);
     this.writer.push(drive, runEvent('step_started', {}, step));

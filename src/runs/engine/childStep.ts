@@ -1,0 +1,108 @@
+// The Workflow step: starts a child run (exactly once: its run_started commits with the parent's
+// child_started) and, with `wait: true`, leaves the parent in waiting_child until the child's end is
+// journaled on the parent's stream (child_finished, see parentNotice.ts); then the step completes.
+import { newId } from '../../kernel/ids.js';
+import { isJsonObject, type JsonObject } from '../../kernel/json.js';
+import type { Logger } from '../../kernel/logger.js';
+import type { StepDefinition, WorkflowDefinition } from '../../workflows/definition.js';
+import type { WorkflowRegistry } from '../../workflows/registry.js';
+import { mapPaths } from '../../workflows/template.js';
+import { runEvent, runStream, type ChildFinished, type ChildStarted, type RunEvent } from '../events.js';
+import type { Drive } from './drive.js';
+import type { DriveWriter } from './driveWriter.js';
+import { stepEvents } from './outcome.js';
+import { errorOutcome, type StepOutcome } from './steps/types.js';
+
+/** Runs started by runs, nested deeper than this, fail the step that would start the next one. */
+export const MAX_CHILD_DEPTH = 10;
+
+export interface ChildRunDeps {
+  workflows: WorkflowRegistry;
+  /** Drives the child here (it is in the journal already; any worker's claims would pick it up otherwise). */
+  resume: (runId: string) => Promise<void>;
+  logger: Logger;
+}
+
+/** The child the step's current visit started (after the step last finished), if any. */
+export function childOfVisit(drive: Drive, stepId: string): ChildStarted | null {
+  let started: ChildStarted | null = null;
+  for (const event of [...drive.recorded, ...drive.pending]) {
+    if (event.data.agent_id !== stepId) continue;
+    if (event.type === 'child_started') started = event.data.payload;
+    else if (event.type === 'step_completed' || event.type === 'step_failed') started = null;
+  }
+  return started;
+}
+
+const isWaiting = (step: StepDefinition) => step.config.wait !== false;
+
+export async function runWorkflowStep(drive: Drive, step: StepDefinition, writer: DriveWriter, deps: ChildRunDeps): Promise<void> {
+  const started = childOfVisit(drive, step.id);
+  if (started === null) return startChild(drive, step, writer, deps);
+  // Fire and forget: the child is journaled; a crash before the step completed comes back here.
+  if (!isWaiting(step)) return completeStep(drive, step, writer, { signal: 'default', changes: { set: {}, unset: [] } });
+  const finished = drive.state.childFinished;
+  // Still waiting (the run loop stops on waiting_child before it comes here).
+  if (finished === null || finished.run_id !== started.run_id) return;
+  await completeStep(drive, step, writer, childOutcome(step, finished));
+}
+
+async function startChild(drive: Drive, step: StepDefinition, writer: DriveWriter, deps: ChildRunDeps): Promise<void> {
+  writer.push(drive, runEvent('step_started', {}, step));
+  const planned = planChild(drive, step, deps.workflows);
+  if ('failed' in planned) return completeStep(drive, step, writer, planned.failed);
+  const { workflow } = planned;
+  const runId = newId();
+  const { principal, depth } = drive.state;
+  const childStarted = runEvent('run_started', {
+    run_id: runId,
+    workflow: workflow.name,
+    schema_version: workflow.version,
+    input: planned.input,
+    principal,
+    trigger: 'workflow',
+    first_step: workflow.steps[0]?.id ?? null,
+    parent_run_id: drive.runId,
+    depth: depth + 1,
+  });
+  writer.push(drive, runEvent('child_started', { run_id: runId, workflow: workflow.name, schema_version: workflow.version, wait: isWaiting(step) }, step));
+  // One transaction: the child exists exactly when the parent's journal says it started, so a
+  // replay after a crash finds its child_started and never starts a second child.
+  await writer.flush(drive, async (tx) => {
+    await tx.append({ streamId: runStream(runId), expectedVersion: 0, events: [childStarted] });
+    return [];
+  });
+  if (drive.fenced) return;
+  void deps.resume(runId).catch((error: unknown) => deps.logger.warn({ err: error, runId }, 'starting a child run failed; claims pick it up'));
+  if (!isWaiting(step)) await completeStep(drive, step, writer, { signal: 'default', changes: { set: {}, unset: [] } });
+}
+
+/** The child's definition and input, or the step's error: an unknown workflow, or nesting too deep. */
+function planChild(drive: Drive, step: StepDefinition, workflows: WorkflowRegistry): { workflow: WorkflowDefinition; input: JsonObject } | { failed: StepOutcome } {
+  const name = String(step.config.workflow ?? '');
+  const version = step.config.version === undefined ? undefined : String(step.config.version);
+  const workflow = version === undefined ? workflows.active(name) : workflows.find(name, version);
+  const fail = (message: string, name: string) => ({ failed: errorOutcome(message, { step: step.id, name }) });
+  if (!workflow) return fail(`workflow ${name}${version ? ` version ${version}` : ''} is not loaded (or not enabled)`, 'UnknownWorkflow');
+  if (drive.state.depth + 1 > MAX_CHILD_DEPTH) {
+    return fail(`child workflows nest at most ${MAX_CHILD_DEPTH} levels deep: ${drive.workflow.name} (depth ${drive.state.depth}) cannot start ${name}`, 'ChildDepthExceeded');
+  }
+  const input = isJsonObject(step.config.input) ? mapPaths(step.config.input, drive.state.context) : {};
+  return { workflow, input };
+}
+
+/** The child's output at `output_key`, or the step's error (its `error` route) when the child failed or was aborted. */
+function childOutcome(step: StepDefinition, finished: ChildFinished): StepOutcome {
+  if (finished.status !== 'completed') {
+    const cause = finished.error?.message ?? `the child run was ${finished.status}`;
+    return errorOutcome(`child run ${finished.run_id} ${finished.status}: ${cause}`, { step: step.id, name: 'ChildRunFailed', run_id: finished.run_id, status: finished.status });
+  }
+  const key = typeof step.config.output_key === 'string' ? step.config.output_key : null;
+  return { signal: 'default', changes: { set: key ? { [key]: finished.output } : {}, unset: [] } };
+}
+
+async function completeStep(drive: Drive, step: StepDefinition, writer: DriveWriter, outcome: StepOutcome): Promise<void> {
+  const events: RunEvent[] = stepEvents(drive.workflow, step, outcome, 0);
+  for (const event of events) writer.push(drive, event);
+  await writer.flush(drive);
+}
