@@ -18,7 +18,7 @@ export type Identity = {
 };
 
 export type RunStatus =
-  'queued' | 'running' | 'waiting_human' | 'waiting_approval' | 'waiting_retry' | 'waiting_timer' | 'paused' | 'completed' | 'failed' | 'aborted';
+  'queued' | 'running' | 'waiting_human' | 'waiting_approval' | 'waiting_retry' | 'waiting_timer' | 'waiting_child' | 'paused' | 'completed' | 'failed' | 'aborted';
 
 export type PendingApprovalRef = {
   approval_id: string;
@@ -46,9 +46,16 @@ export type RunDescriptor = {
   status_url: string;
   events_url: string;
   approval: PendingApprovalRef | null;
-  /** How the run was started: `http`, `api`, `grpc`, `mcp`, or a schedule's tick. */
+  /** How the run was started: `http`, `api`, `grpc`, `mcp`, `workflow` (a child run), or a schedule's tick. */
   trigger?: RunTrigger | null;
+  /** The run whose Workflow step started this one; null for a top-level run. */
+  parent_run_id?: string | null;
+  /** Run detail only: the runs this run's Workflow steps started, oldest first. */
+  children?: RunChild[];
 };
+
+/** A child run as its parent's detail lists it. */
+export type RunChild = { run_id: string; workflow: string; status: RunStatus };
 
 /** `type` is how the run was started; a schedule's run names its schedule and tick. */
 export type RunTrigger = { type: string; schedule_id?: string; scheduled_at?: string };

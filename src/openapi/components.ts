@@ -92,7 +92,7 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         schema_version: str,
         status: {
           type: 'string',
-          enum: ['queued', 'running', 'waiting_human', 'waiting_approval', 'waiting_retry', 'waiting_timer', 'paused', 'completed', 'failed', 'aborted'],
+          enum: ['queued', 'running', 'waiting_human', 'waiting_approval', 'waiting_retry', 'waiting_timer', 'waiting_child', 'paused', 'completed', 'failed', 'aborted'],
         },
         input: anyObject,
         output: {},
@@ -114,6 +114,12 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         trigger: {
           description: 'How the run was started (`http`, `api`, `grpc`, `mcp`, `schedule`); a schedule names its schedule and tick.',
           oneOf: [{ type: 'null' }, object({ type: str, schedule_id: str, scheduled_at: { type: 'string', format: 'date-time' } }, ['type'])],
+        },
+        parent_run_id: { type: ['string', 'null'], format: 'uuid', description: 'The run whose Workflow step started this one; null for a top-level run.' },
+        children: {
+          type: 'array',
+          description: 'Run detail only: the runs this run started with Workflow steps, oldest first.',
+          items: object({ run_id: uuid, workflow: str, status: str }, ['run_id', 'workflow', 'status']),
         },
       },
       ['id', 'workflow', 'status', 'status_url', 'events_url'],

@@ -25,6 +25,7 @@ export interface RunRow {
   created_at: string;
   updated_at: string;
   trigger?: JsonObject | null;
+  parent_run_id?: string | null;
 }
 
 /** Typed by the contract the client library reads (src/contract/types.ts). */
@@ -44,6 +45,7 @@ export function runDescriptor(row: RunRow): RunDescriptor {
     created_at: row.created_at,
     updated_at: row.updated_at,
     trigger: (row.trigger as RunDescriptor['trigger']) ?? null,
+    parent_run_id: row.parent_run_id ?? null,
     status_url: `/api/runs/${row.id}`,
     events_url: `/api/runs/${row.id}/events`,
     approval: approval
@@ -79,6 +81,7 @@ export function descriptorOfState(state: RunState): RunDescriptor {
     created_at: state.createdAt,
     updated_at: state.updatedAt,
     trigger: state.trigger,
+    parent_run_id: state.parentRunId,
   });
 }
 

@@ -18,7 +18,7 @@ import type { WorkflowRegistry } from '../workflows/registry.js';
 import { controlRun, type ControlAction } from './control.js';
 import { runStream, TERMINAL_EVENT_TYPES, type RunEventType } from './events.js';
 import { presentRunEvent, runDescriptor, type RunRow } from './present.js';
-import { findRun, searchRuns } from './queries.js';
+import { findChildren, findRun, searchRuns } from './queries.js';
 import { encodeCursor, parseRunSearch } from './search.js';
 import { exportRun } from './transfer.js';
 
@@ -89,7 +89,8 @@ export function runsRouter(deps: RunRoutesDeps): Router {
   });
 
   router.get('/api/runs/:id', authenticator.authenticate, async (req, res) => {
-    res.json(runDescriptor(await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'))));
+    const run = await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'));
+    res.json({ ...runDescriptor(run), children: await findChildren(pool, run.id) });
   });
 
   router.get('/api/runs/:id/events', authenticator.require(readRule), async (req, res) => {

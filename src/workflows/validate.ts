@@ -6,6 +6,7 @@ import { NAME_PATTERN, type Add, type Finding, type ValidationInput } from './fi
 import { artifactRefs, validateAgent, validateHuman } from './validateSteps.js';
 import { validateScheduleInputs, validateSchedules } from './schedules.js';
 import { validateTiming } from './validateTiming.js';
+import { checkCallCycle, validateWorkflowStep } from './validateChildren.js';
 
 const STEP_ID = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 const WORKFLOW_KEYS = new Set(['kind', 'version', 'metadata', 'spec']);
@@ -22,6 +23,7 @@ const STEP_KEYS: Record<string, string[]> = {
   Agent: ['mode', 'agent'],
   HumanInTheLoop: ['ui', 'human_feedback', 'output_key', 'auth', 'expires_in_s'],
   Wait: ['duration', 'until'],
+  Workflow: ['workflow', 'version', 'input', 'output_key', 'wait'],
 };
 /** Signals a kind can emit besides what routes name (V004). */
 const SIGNALS: Record<string, string[]> = {
@@ -32,6 +34,7 @@ const SIGNALS: Record<string, string[]> = {
   HumanInTheLoop: ['approve', 'reject'],
   // A Wait with `until` may also signal error: a bad date is known only when the run reads it.
   Wait: ['default'],
+  Workflow: ['default', 'error'],
 };
 
 export function validateWorkflows(input: ValidationInput): Finding[] {
@@ -88,6 +91,7 @@ function validateWorkflow(workflow: WorkflowDefinition, input: ValidationInput):
   const tools = agentToolRefs(workflow);
   for (const step of workflow.steps) validateStep(workflow, step, ids, input, tools.has(step.id), add);
   checkReachable(workflow, add);
+  checkCallCycle(workflow, input.workflows, add);
   return findings;
 }
 
@@ -137,6 +141,7 @@ function validateStep(workflow: WorkflowDefinition, step: StepDefinition, ids: S
   if (step.kind === 'APICall' && typeof asRecord(config.http).url !== 'string') add('V001', 'error', 'an APICall needs http.url', step.id);
   if (step.kind === 'Agent') validateAgent(workflow, step, input, add);
   if (step.kind === 'HumanInTheLoop') validateHuman(step, add);
+  if (step.kind === 'Workflow') validateWorkflowStep(step, input.workflows, add);
   validateTiming(step, add);
   if (step.kind === 'MCP' && typeof asRecord(config.mcp).tool !== 'string') add('V001', 'error', 'an MCP step needs mcp.tool', step.id);
   for (const { ref, expected } of artifactRefs(step)) {
