@@ -140,7 +140,8 @@ describe('child workflows: the Workflow step', function () {
   });
 
   it('SIGKILL while the parent waits: a second process resumes both, with exactly one child', async () => {
-    const doomed = await ServiceProcess.start(databaseUrl, PROJECT);
+    // Its claim interval (5 s) lets it hold the child's 3 s timer in memory, under its lease, when it dies.
+    const doomed = await ServiceProcess.start(databaseUrl, PROJECT, { SVC_RUN_CLAIM_INTERVAL_MS: '5000' });
     const parent = await fire(doomed, 'parent_slow', { value: 7 });
     await waitForStatus(doomed.url, token, parent, ['waiting_child'], 20_000);
     const [childId] = await childrenOf(parent);
