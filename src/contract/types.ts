@@ -18,7 +18,17 @@ export type Identity = {
 };
 
 export type RunStatus =
-  'queued' | 'running' | 'waiting_human' | 'waiting_approval' | 'waiting_retry' | 'waiting_timer' | 'waiting_child' | 'paused' | 'completed' | 'failed' | 'aborted';
+  | 'queued'
+  | 'running'
+  | 'waiting_human'
+  | 'waiting_approval'
+  | 'waiting_retry'
+  | 'waiting_timer'
+  | 'waiting_child'
+  | 'paused'
+  | 'completed'
+  | 'failed'
+  | 'aborted';
 
 export type PendingApprovalRef = {
   approval_id: string;

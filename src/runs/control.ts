@@ -68,7 +68,7 @@ async function treeStreams(store: EventStore, runId: string): Promise<string[]> 
   const root = await store.readWholeStream(runStream(runId));
   const parent = stateOf(root).parentRunId;
   const streams = [runStream(runId), ...(parent ? [runStream(parent)] : [])];
-  for (let level = childrenIn(root); level.length > 0; ) {
+  for (let level = childrenIn(root); level.length > 0;) {
     streams.push(...level.map(runStream));
     const journals = await Promise.all(level.map((id) => store.readWholeStream(runStream(id))));
     level = journals.flatMap(childrenIn);

@@ -206,7 +206,15 @@ export const TERMINAL_EVENT_TYPES: readonly RunEventType[] = ['run_completed', '
  * the executor once a requested pause takes effect, or by the pause route for a run waiting on a
  * person; journals from before pause requests existed have it from the route alone.)
  */
-export const CONTROL_EVENT_TYPES: readonly RunEventType[] = ['pause_requested', 'paused', 'resumed', 'steered', 'run_aborted', 'approval_decided', 'child_finished'];
+export const CONTROL_EVENT_TYPES: readonly RunEventType[] = [
+  'pause_requested',
+  'paused',
+  'resumed',
+  'steered',
+  'run_aborted',
+  'approval_decided',
+  'child_finished',
+];
 
 /** `agent_id` is the step id (`run` for run-level events), `engine` the step kind (`Workflow`). */
 export type RunEventData<T extends RunEventType = RunEventType> = { agent_id: string; engine: string; payload: RunEventPayloads[T] };

@@ -65,9 +65,8 @@ export async function findRun(db: Queryable, id: string): Promise<RunRow | undef
 
 /** The runs a run started (Workflow steps), oldest first: few per run, read through svc_runs_parent_idx. */
 export async function findChildren(db: Queryable, parentRunId: string): Promise<RunChild[]> {
-  const { rows } = await db.query<RunChild>(
-    'SELECT id AS run_id, workflow, status FROM svc_runs WHERE parent_run_id = $1 ORDER BY created_at, id',
-    [parentRunId],
-  );
+  const { rows } = await db.query<RunChild>('SELECT id AS run_id, workflow, status FROM svc_runs WHERE parent_run_id = $1 ORDER BY created_at, id', [
+    parentRunId,
+  ]);
   return rows;
 }

@@ -24,7 +24,8 @@ export function validateWorkflowStep(step: StepDefinition, workflows: readonly W
   }
   if (wait !== undefined && typeof wait !== 'boolean') add('V044', 'error', 'wait must be true or false', step.id);
   if (outputKey !== undefined) {
-    if (typeof outputKey !== 'string' || !/^[A-Za-z]\w*$/.test(outputKey)) add('V044', 'error', 'output_key must be a context key (a letter, then letters, digits or _)', step.id);
+    if (typeof outputKey !== 'string' || !/^[A-Za-z]\w*$/.test(outputKey))
+      add('V044', 'error', 'output_key must be a context key (a letter, then letters, digits or _)', step.id);
     else if (wait === false) add('V043', 'error', 'output_key needs wait: true (a fire-and-forget child has no output for the parent)', step.id);
   }
 }

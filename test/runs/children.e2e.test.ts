@@ -93,7 +93,10 @@ describe('child workflows: the Workflow step', function () {
     expect(child.output).to.equal(10);
     const journal = await journalOf(db, parent);
     expect(journal.find((e) => e.type === 'child_started')!.payload.wait).to.equal(false);
-    expect(journal.filter((e) => e.type === 'child_finished'), 'nothing is appended to an ended parent').to.have.length(0);
+    expect(
+      journal.filter((e) => e.type === 'child_finished'),
+      'nothing is appended to an ended parent',
+    ).to.have.length(0);
   });
 
   it('a failed child takes the parent error route with the child error', async () => {

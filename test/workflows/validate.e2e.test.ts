@@ -153,7 +153,11 @@ describe('workflow validation', function () {
       it(`reports ${code} in ${file}.yaml${step ? ` step ${step}` : ''}`, () => {
         const lines = linesOf(code, file).filter((line) => (step ? line.includes(` step ${step}: `) : !line.includes(' step ')));
         expect(lines, children.stdout).to.have.length(messages.length);
-        for (const message of messages) expect(lines.some((line) => message.test(line)), `${message} in\n${children.stdout}`).to.equal(true);
+        for (const message of messages)
+          expect(
+            lines.some((line) => message.test(line)),
+            `${message} in\n${children.stdout}`,
+          ).to.equal(true);
       });
     }
 

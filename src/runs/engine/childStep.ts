@@ -78,14 +78,21 @@ async function startChild(drive: Drive, step: StepDefinition, writer: DriveWrite
 }
 
 /** The child's definition and input, or the step's error: an unknown workflow, or nesting too deep. */
-function planChild(drive: Drive, step: StepDefinition, workflows: WorkflowRegistry): { workflow: WorkflowDefinition; input: JsonObject } | { failed: StepOutcome } {
+function planChild(
+  drive: Drive,
+  step: StepDefinition,
+  workflows: WorkflowRegistry,
+): { workflow: WorkflowDefinition; input: JsonObject } | { failed: StepOutcome } {
   const name = String(step.config.workflow ?? '');
   const version = step.config.version === undefined ? undefined : String(step.config.version);
   const workflow = version === undefined ? workflows.active(name) : workflows.find(name, version);
   const fail = (message: string, name: string) => ({ failed: errorOutcome(message, { step: step.id, name }) });
   if (!workflow) return fail(`workflow ${name}${version ? ` version ${version}` : ''} is not loaded (or not enabled)`, 'UnknownWorkflow');
   if (drive.state.depth + 1 > MAX_CHILD_DEPTH) {
-    return fail(`child workflows nest at most ${MAX_CHILD_DEPTH} levels deep: ${drive.workflow.name} (depth ${drive.state.depth}) cannot start ${name}`, 'ChildDepthExceeded');
+    return fail(
+      `child workflows nest at most ${MAX_CHILD_DEPTH} levels deep: ${drive.workflow.name} (depth ${drive.state.depth}) cannot start ${name}`,
+      'ChildDepthExceeded',
+    );
   }
   const input = isJsonObject(step.config.input) ? mapPaths(step.config.input, drive.state.context) : {};
   return { workflow, input };
@@ -95,7 +102,12 @@ function planChild(drive: Drive, step: StepDefinition, workflows: WorkflowRegist
 function childOutcome(step: StepDefinition, finished: ChildFinished): StepOutcome {
   if (finished.status !== 'completed') {
     const cause = finished.error?.message ?? `the child run was ${finished.status}`;
-    return errorOutcome(`child run ${finished.run_id} ${finished.status}: ${cause}`, { step: step.id, name: 'ChildRunFailed', run_id: finished.run_id, status: finished.status });
+    return errorOutcome(`child run ${finished.run_id} ${finished.status}: ${cause}`, {
+      step: step.id,
+      name: 'ChildRunFailed',
+      run_id: finished.run_id,
+      status: finished.status,
+    });
   }
   const key = typeof step.config.output_key === 'string' ? step.config.output_key : null;
   return { signal: 'default', changes: { set: key ? { [key]: finished.output } : {}, unset: [] } };

@@ -95,7 +95,8 @@ export class DriveWriter {
   }
 
   private async commit(drive: Drive, appendOf: (produced: RunEvent[]) => RunAppend, given?: WorkInTransaction): Promise<RecordedRunEvent[]> {
-    const endsChild = drive.state.parentRunId !== null && !isTerminal(drive.committed.status) && (given || (drive.pending.length > 0 && isTerminal(drive.state.status)));
+    const endsChild =
+      drive.state.parentRunId !== null && !isTerminal(drive.committed.status) && (given || (drive.pending.length > 0 && isTerminal(drive.state.status)));
     const work = endsChild ? this.withParentNotice(drive, given) : given;
     if (work) return (await this.commits.commitWith(appendOf, work)).map((e) => asRunEvent(e));
     if (drive.pending.length === 0) return [];
