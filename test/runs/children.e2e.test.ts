@@ -110,6 +110,15 @@ describe('child workflows: the Workflow step', function () {
     expect(finished.map((e) => e.payload.status)).to.deep.equal(['failed']);
   });
 
+  it('a child whose input its input_schema refuses is never started: the step takes its error route', async () => {
+    const parent = await fire(a, 'parent_badinput', {});
+    const done = await waitForStatus(a.url, token, parent, ['completed', 'failed'], 20_000);
+    expect(done.output.name).to.equal('ChildInputInvalid');
+    expect(String(done.output.error)).to.match(/the input for child_strict does not match its input_schema: n: /);
+    expect(await childrenOf(parent)).to.deep.equal([]);
+    expect((await journalOf(db, parent)).map((e) => e.type)).to.not.include('child_started');
+  });
+
   it('aborting the parent aborts its running child; aborting a child sends its waiting parent down the error route', async () => {
     const parent = await fire(a, 'parent_slow', { value: 1 });
     await waitForStatus(a.url, token, parent, ['waiting_child'], 20_000);

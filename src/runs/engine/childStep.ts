@@ -4,6 +4,9 @@
 import { newId } from '../../kernel/ids.js';
 import { isJsonObject, type JsonObject } from '../../kernel/json.js';
 import type { Logger } from '../../kernel/logger.js';
+import { compileValidator, type Validator } from '../../kernel/validation.js';
+import type { ModelRegistry } from '../../models/registry.js';
+import { inputSchemaOf } from '../../workflows/schemas.js';
 import type { StepDefinition, WorkflowDefinition } from '../../workflows/definition.js';
 import type { WorkflowRegistry } from '../../workflows/registry.js';
 import { mapPaths } from '../../workflows/template.js';
@@ -18,6 +21,8 @@ export const MAX_CHILD_DEPTH = 10;
 
 export interface ChildRunDeps {
   workflows: WorkflowRegistry;
+  /** Resolves a child's `input_schema` that names a model. */
+  models: ModelRegistry;
   /** Drives the child here (it is in the journal already; any worker's claims would pick it up otherwise). */
   resume: (runId: string) => Promise<void>;
   logger: Logger;
@@ -49,7 +54,7 @@ export async function runWorkflowStep(drive: Drive, step: StepDefinition, writer
 
 async function startChild(drive: Drive, step: StepDefinition, writer: DriveWriter, deps: ChildRunDeps): Promise<void> {
   writer.push(drive, runEvent('step_started', {}, step));
-  const planned = planChild(drive, step, deps.workflows);
+  const planned = planChild(drive, step, deps);
   if ('failed' in planned) return completeStep(drive, step, writer, planned.failed);
   const { workflow } = planned;
   const runId = newId();
@@ -77,11 +82,11 @@ async function startChild(drive: Drive, step: StepDefinition, writer: DriveWrite
   if (!isWaiting(step)) await completeStep(drive, step, writer, { signal: 'default', changes: { set: {}, unset: [] } });
 }
 
-/** The child's definition and input, or the step's error: an unknown workflow, or nesting too deep. */
+/** The child's definition and input, or the step's error: an unknown workflow, nesting too deep, input its schema refuses. */
 function planChild(
   drive: Drive,
   step: StepDefinition,
-  workflows: WorkflowRegistry,
+  { workflows, models }: ChildRunDeps,
 ): { workflow: WorkflowDefinition; input: JsonObject } | { failed: StepOutcome } {
   const name = String(step.config.workflow ?? '');
   const version = step.config.version === undefined ? undefined : String(step.config.version);
@@ -95,7 +100,21 @@ function planChild(
     );
   }
   const input = isJsonObject(step.config.input) ? mapPaths(step.config.input, drive.state.context) : {};
+  // The child's input passes its input_schema, as a trigger's does: a run never starts on input its workflow refuses.
+  const issues = inputValidatorOf(workflow, models).issues(input);
+  if (issues.length > 0) {
+    const found = issues.map((issue) => `${issue.loc.slice(1).join('.') || 'input'}: ${issue.msg}`).join('; ');
+    return fail(`the input for ${name} does not match its input_schema: ${found}`, 'ChildInputInvalid');
+  }
   return { workflow, input };
+}
+
+const validators = new WeakMap<WorkflowDefinition, Validator<JsonObject>>();
+
+function inputValidatorOf(workflow: WorkflowDefinition, models: ModelRegistry): Validator<JsonObject> {
+  let validator = validators.get(workflow);
+  if (!validator) validators.set(workflow, (validator = compileValidator<JsonObject>(inputSchemaOf(workflow, models))));
+  return validator;
 }
 
 /** The child's output at `output_key`, or the step's error (its `error` route) when the child failed or was aborted. */
