@@ -14,7 +14,7 @@ import { runEvent, runStream, type ChildFinished, type ChildStarted, type RunEve
 import type { Drive } from './drive.js';
 import type { DriveWriter } from './driveWriter.js';
 import { stepEvents } from './outcome.js';
-import { errorOutcome, type StepOutcome } from './steps/types.js';
+import { errorOutcome, NO_CHANGES, type StepOutcome } from './steps/types.js';
 
 /** Runs started by runs, nested deeper than this, fail the step that would start the next one. */
 export const MAX_CHILD_DEPTH = 10;
@@ -44,11 +44,11 @@ const isWaiting = (step: StepDefinition) => step.config.wait !== false;
 export async function runWorkflowStep(drive: Drive, step: StepDefinition, writer: DriveWriter, deps: ChildRunDeps): Promise<void> {
   const started = childOfVisit(drive, step.id);
   if (started === null) return startChild(drive, step, writer, deps);
-  // Fire and forget: the child is journaled; a crash before the step completed comes back here.
-  if (!isWaiting(step)) return completeStep(drive, step, writer, { signal: 'default', changes: { set: {}, unset: [] } });
+  // Fire and forget (as journaled): the child is in the journal; a crash before the step completed comes back here.
+  if (!started.wait) return completeStep(drive, step, writer, { signal: 'default', changes: NO_CHANGES });
   const finished = drive.state.childFinished;
-  // Still waiting (the run loop stops on waiting_child before it comes here).
-  if (finished === null || finished.run_id !== started.run_id) return;
+  // The run loop stops on waiting_child before it comes here: a waited-for child without its end is a journal this engine never writes.
+  if (finished === null || finished.run_id !== started.run_id) throw new Error(`run ${drive.runId} step ${step.id}: child ${started.run_id} has not ended`);
   await completeStep(drive, step, writer, childOutcome(step, finished));
 }
 
@@ -79,7 +79,7 @@ async function startChild(drive: Drive, step: StepDefinition, writer: DriveWrite
   });
   if (drive.fenced) return;
   void deps.resume(runId).catch((error: unknown) => deps.logger.warn({ err: error, runId }, 'starting a child run failed; claims pick it up'));
-  if (!isWaiting(step)) await completeStep(drive, step, writer, { signal: 'default', changes: { set: {}, unset: [] } });
+  if (!isWaiting(step)) await completeStep(drive, step, writer, { signal: 'default', changes: NO_CHANGES });
 }
 
 /** The child's definition and input, or the step's error: an unknown workflow, nesting too deep, input its schema refuses. */
