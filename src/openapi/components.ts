@@ -2,6 +2,7 @@
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { anyObject, bool, int, object, ref, str, strings, uuid } from './builders.js';
 import { RUN_EVENT_TYPES } from '../runs/events.js';
+import { RUN_STATUSES } from '../runs/state.js';
 import { STEP_KINDS } from '../workflows/definition.js';
 
 const httpUrl: OpenAPIV3_1.SchemaObject = { type: 'string', pattern: '^https?://' };
@@ -90,22 +91,7 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         id: uuid,
         workflow: str,
         schema_version: str,
-        status: {
-          type: 'string',
-          enum: [
-            'queued',
-            'running',
-            'waiting_human',
-            'waiting_approval',
-            'waiting_retry',
-            'waiting_timer',
-            'waiting_child',
-            'paused',
-            'completed',
-            'failed',
-            'aborted',
-          ],
-        },
+        status: { type: 'string', enum: [...RUN_STATUSES] },
         input: anyObject,
         output: {},
         error: { type: ['object', 'null'] },
