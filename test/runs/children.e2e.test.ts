@@ -10,6 +10,7 @@ import type pg from 'pg';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call } from '../support/http.js';
 import { waitForStatus } from '../support/runs.js';
+import { createUser } from '../support/users.js';
 import { killAllServices, LEASE_MS, ServiceProcess } from '../support/serviceProcess.js';
 import { journalOf, journalProblems, openPool } from '../durability/helpers.js';
 
@@ -117,6 +118,25 @@ describe('child workflows: the Workflow step', function () {
     expect(String(done.output.error)).to.match(/the input for child_strict does not match its input_schema: n: /);
     expect(await childrenOf(parent)).to.deep.equal([]);
     expect((await journalOf(db, parent)).map((e) => e.type)).to.not.include('child_started');
+  });
+
+  it("the child runs as the parent's principal and passes its own gate: a caller without its scope gets the step's error", async () => {
+    const plain = await createUser(a.url, token, 'plain@example.com', { runner: ['runs:read'] });
+    const denied = await call(a.url, 'POST', '/api/workflows/parent_gated/runs?wait=false', { token: plain.token, json: { value: 3 } });
+    expect(denied.status, JSON.stringify(denied.body)).to.equal(202);
+    const done = await waitForStatus(a.url, plain.token, denied.body.id, ['completed', 'failed'], 20_000);
+    expect(done.output).to.deep.include({ name: 'ChildPermissionDenied' });
+    expect(String(done.output.error)).to.match(/may not run child_gated: it requires secret:run/);
+    expect(await childrenOf(denied.body.id)).to.deep.equal([]);
+
+    const trusted = await createUser(a.url, token, 'trusted@example.com', { secret_runner: ['runs:read', 'secret:run'] });
+    const allowed = await call(a.url, 'POST', '/api/workflows/parent_gated/runs?wait=false', { token: trusted.token, json: { value: 3 } });
+    const ok = await waitForStatus(a.url, trusted.token, allowed.body.id, ['completed', 'failed'], 20_000);
+    expect(ok.output).to.deep.equal({ result: 6 });
+    const [childId] = await childrenOf(allowed.body.id);
+    const seen = await call(a.url, 'GET', `/api/runs/${childId}`, { token: trusted.token });
+    expect(seen.status, 'the child is the caller own run').to.equal(200);
+    expect(seen.body.parent_run_id).to.equal(allowed.body.id);
   });
 
   it('aborting the parent aborts its running child; aborting a child sends its waiting parent down the error route', async () => {

@@ -3,6 +3,7 @@
 // journaled on the parent's stream (child_finished, see parentNotice.ts); then the step completes.
 import { newId } from '../../kernel/ids.js';
 import { isJsonObject, type JsonObject } from '../../kernel/json.js';
+import { isAllowed } from '../../kernel/access.js';
 import type { Logger } from '../../kernel/logger.js';
 import { compileValidator, type Validator } from '../../kernel/validation.js';
 import type { ModelRegistry } from '../../models/registry.js';
@@ -10,7 +11,8 @@ import { inputSchemaOf } from '../../workflows/schemas.js';
 import type { StepDefinition, WorkflowDefinition } from '../../workflows/definition.js';
 import type { WorkflowRegistry } from '../../workflows/registry.js';
 import { mapPaths } from '../../workflows/template.js';
-import { runEvent, runStream, type ChildFinished, type ChildStarted, type RunEvent } from '../events.js';
+import { runEvent, runStream, type ChildFinished, type ChildStarted, type RunEvent, type RunPrincipal } from '../events.js';
+import { isOpenToAll, workflowGate } from '../trigger/gate.js';
 import type { Drive } from './drive.js';
 import type { DriveWriter } from './driveWriter.js';
 import { stepEvents } from './outcome.js';
@@ -92,7 +94,13 @@ function planChild(
   const version = step.config.version === undefined ? undefined : String(step.config.version);
   const workflow = version === undefined ? workflows.active(name) : workflows.find(name, version);
   const fail = (message: string, name: string) => ({ failed: errorOutcome(message, { step: step.id, name }) });
-  if (!workflow) return fail(`workflow ${name}${version ? ` version ${version}` : ''} is not loaded (or not enabled)`, 'UnknownWorkflow');
+  if (!workflow || !workflows.isEnabled(workflow))
+    return fail(`workflow ${name}${version ? ` version ${version}` : ''} is not loaded (or not enabled)`, 'UnknownWorkflow');
+  // The child runs as the parent's principal: it passes the child's own gates, as a trigger would.
+  if (!mayRun(workflow, drive.state.principal)) {
+    const needs = [workflow.requiredScope, workflow.requiredGroup].filter(Boolean).join(' and ') || 'a signed-in caller';
+    return fail(`the run's principal may not run ${name}: it requires ${needs}`, 'ChildPermissionDenied');
+  }
   if (drive.state.depth + 1 > MAX_CHILD_DEPTH) {
     return fail(
       `child workflows nest at most ${MAX_CHILD_DEPTH} levels deep: ${drive.workflow.name} (depth ${drive.state.depth}) cannot start ${name}`,
@@ -107,6 +115,12 @@ function planChild(
     return fail(`the input for ${name} does not match its input_schema: ${found}`, 'ChildInputInvalid');
   }
   return { workflow, input };
+}
+
+function mayRun(workflow: WorkflowDefinition, principal: RunPrincipal | null): boolean {
+  if (principal === null) return isOpenToAll(workflow);
+  const caller = { userId: principal.user_id, groups: principal.groups, scopes: principal.scopes, isDev: false };
+  return isAllowed(caller, workflowGate(workflow));
 }
 
 const validators = new WeakMap<WorkflowDefinition, Validator<JsonObject>>();
