@@ -11,7 +11,7 @@ import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call } from '../support/http.js';
 import { waitForStatus } from '../support/runs.js';
 import { createUser } from '../support/users.js';
-import { killAllServices, LEASE_MS, ServiceProcess } from '../support/serviceProcess.js';
+import { killAllServices, LEASE_MS, runCli, ServiceProcess } from '../support/serviceProcess.js';
 import { journalOf, journalProblems, openPool } from '../durability/helpers.js';
 
 const PROJECT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'children');
@@ -203,5 +203,17 @@ describe('child workflows: the Workflow step', function () {
     expect(String(output.error)).to.match(/nest at most 10 levels deep/);
     const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM svc_runs WHERE workflow = 'recurse'`);
     expect(rows[0]!.n).to.equal(11);
+  });
+
+  it('a rebuild of svc_runs gives the same rows, parents, children and waits byte for byte', async () => {
+    const { rows: open } = await db.query(`SELECT id FROM svc_runs WHERE status NOT IN ('completed', 'failed', 'aborted')`);
+    expect(open, 'every run of this file has ended').to.deep.equal([]);
+    const checksum = async () => (await db.query(`SELECT count(*) AS n, md5(string_agg(r::text, '|' ORDER BY id)) AS sum FROM svc_runs r`)).rows[0];
+    const live = await checksum();
+    const { rows } = await db.query('SELECT count(*)::int AS n FROM svc_runs WHERE parent_run_id IS NOT NULL');
+    expect(rows[0].n).to.be.above(10);
+    const rebuilt = await runCli(['projections', 'rebuild', 'svc_runs'], { DATABASE_URL: databaseUrl });
+    expect(rebuilt.code, rebuilt.stderr).to.equal(0);
+    expect(await checksum()).to.deep.equal(live);
   });
 });
