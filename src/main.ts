@@ -48,7 +48,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
   try {
     const features = await startFeatures(kernel, project, clock, stops);
     const routers = serviceRouters({ kernel, features, project, clock, extra: options.routers ?? [] });
-    const app = createApp({ logger, bodyLimitBytes: settings.bodyLimitBytes, routers });
+    const app = createApp({ logger, bodyLimitBytes: settings.bodyLimitBytes, trustProxy: settings.trustProxy, routers });
     const http = await listen(app, settings.host, settings.port);
     const { workflows, models, executor } = features;
     logger.info({ url: http.url, version: SERVICE_VERSION, workflows: workflows.names().length, models: models.names().length }, 'svc listening');

@@ -12,6 +12,7 @@ import { loadSigningKeys, type SigningKeys } from '../iam/keys.js';
 import { Checkpointer } from '../audit/checkpoints.js';
 import { limitPasswordHashing, warmUpPasswordHashing } from '../iam/passwords.js';
 import { SessionView } from '../iam/sessionView.js';
+import { createLoginThrottle, NO_LOGIN_THROTTLE } from '../iam/loginThrottle.js';
 import { AuthService } from '../iam/signIn.js';
 import { TokenService } from '../iam/tokens.js';
 import type { Clock } from '../kernel/clock.js';
@@ -121,7 +122,8 @@ async function startIdentity({ kernel, clock, stops }: Context): Promise<Identit
   await sessions.start();
   stops.add(() => sessions.stop());
   const commands = new IamCommands(store, clock);
-  const auth = new AuthService(pool, commands, tokens, settings.tenantIds, clock);
+  const throttle = settings.loginThrottle ? createLoginThrottle(pool) : NO_LOGIN_THROTTLE;
+  const auth = new AuthService(pool, commands, tokens, settings.tenantIds, clock, throttle);
   const authenticator = createAuthenticator({ tokens, sessions, settings });
   limitPasswordHashing(settings.passwordHashConcurrency);
   void warmUpPasswordHashing();

@@ -44,7 +44,7 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     authRouter({ auth, authenticator, keys: features.keys }),
     federationRouter({ federation: features.federation, providers: federationProviders, store, authenticator, settings, clock, outbound: features.outbound }),
     iamAdminRouter({ pool, commands: features.commands, auth, authenticator }),
-    runsRouter({ pool, store, follower, executor, workflows, authenticator, keys: features.keys }),
+    runsRouter({ pool, store, follower, executor, workflows, authenticator, keys: features.keys, starter: features.starter }),
     approvalRouter({ pool, approvals: features.approvals, authenticator }),
     artifactRouter({ catalog: artifacts, authenticator }),
     docsRouter({ workflows, models, crudEnabled }),

@@ -1,7 +1,7 @@
 // svc_approvals: every approval a run asked for, and how it was decided.
 import type { RecordedEvent } from '../eventstore/types.js';
 import { defineProjection, type Row } from '../projections/types.js';
-import { asRunEvent, runIdOf, type RecordedRunEvent } from '../runs/events.js';
+import { asRunEvent, copiedFromOf, runIdOf, type RecordedRunEvent } from '../runs/events.js';
 
 /** The approval an event is about; an abort touches the approval its run waited on, if any. */
 function approvalIdOf(event: RecordedRunEvent): string | undefined {
@@ -49,6 +49,8 @@ export const approvalsProjection = defineProjection({
   key: ['approval_id'],
   eventTypes: ['approval_requested', 'approval_decided', 'run_aborted'],
   keysOf(event: RecordedEvent) {
+    // A fork's copy of an approval event names its source run's approval, which stays the source's.
+    if (copiedFromOf(event)) return [];
     const id = approvalIdOf(asRunEvent(event));
     return id === undefined ? [] : [{ approval_id: id }];
   },

@@ -190,6 +190,13 @@ export class SvcClient {
     resume: (id: string): Promise<RunDescriptor> => this.control(id, 'resume'),
     abort: (id: string, reason?: string): Promise<RunDescriptor> => this.control(id, 'abort', reason ? { reason } : {}),
     steer: (id: string, message: string): Promise<RunDescriptor> => this.control(id, 'steer', { message }),
+    /**
+     * A new run from `fromStep` on, reusing what run `id` recorded before it (nothing before it runs
+     * again), with `input` merged over its input; answers the new run (`forked_from` set), not waited for.
+     * @example const retried = await client.runs.fork(failed.id, 'charge', { card: 'tok_new' });
+     */
+    fork: (id: string, fromStep: string, input?: JsonRecord): Promise<RunDescriptor> =>
+      this.control(id, 'fork', { from_step: fromStep, ...(input ? { input } : {}) }),
     /** The journal, replayed then live; a dropped stream resumes from the last seq (Last-Event-ID). */
     events: (id: string, options: RunEventsOptions = {}): AsyncGenerator<RunEvent> => this.followRun(id, options),
   };

@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseOutboundAllowList } from '../outbound/policy.js';
-import { flag, integer, list, listOr, matching, oneOf, textOr, url } from './settingTypes.js';
+import { flag, integer, list, listOr, matching, oneOf, textOr, trustProxy, url } from './settingTypes.js';
 
 export const DEPLOYMENT_ENVS = ['development', 'test', 'production'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -54,6 +54,8 @@ export const settingFields = z.object({
   SVC_OUTBOUND_ALLOW: outboundAllowList,
   SVC_HORIZON_STALL_SECONDS: integer(10, 1, 86_400),
   SVC_AUDIT_CHECKPOINT_SECONDS: integer(30, 0, 60),
+  SVC_LOGIN_THROTTLE: flag(true),
+  SVC_TRUST_PROXY: trustProxy(),
 });
 
 export type SettingValues = z.output<typeof settingFields>;

@@ -1,6 +1,7 @@
 // The kinds of value a setting holds, as zod schemas over the raw text of one environment variable.
 // An invalid value adds an issue and still answers a value (the default, or the raw text where the
 // rules between settings need it), so those rules run too and every problem is reported at once.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** An empty variable is an unset one. */
@@ -76,5 +77,40 @@ export function matching(pattern: RegExp, message: string, options: { emptyIsUns
   return input.transform((value, context) => {
     if (value !== undefined && !pattern.test(value)) refuse(context, message);
     return value;
+  });
+}
+
+/** Express's `trust proxy`: which peers may say, in X-Forwarded-For, whose request it is. */
+export type TrustProxy = boolean | number | readonly string[];
+
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** An address or a CIDR range (`10.0.0.0/8`, `fd00::/8`), or one of Express's names for ranges. */
+function isProxyEntry(entry: string): boolean {
+  if (PROXY_NAMES.includes(entry)) return true;
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}
+
+/** Unset or false: trust no proxy; true: any; a number: that many hops; else a comma list of proxies. */
+export function trustProxy() {
+  return raw.transform((value, context): TrustProxy => {
+    const lowered = value?.trim().toLowerCase();
+    if (lowered === undefined || lowered === 'false') return false;
+    if (lowered === 'true') return true;
+    if (/^\d{1,2}$/.test(lowered)) return Number(lowered);
+    const entries = lowered
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry.length > 0);
+    const invalid = entries.filter((entry) => !isProxyEntry(entry));
+    if (invalid.length === 0 && entries.length > 0) return entries;
+    refuse(
+      context,
+      `must be true, false, a hop count, or a comma list of addresses, CIDR ranges, loopback, linklocal, uniquelocal (cannot read: ${invalid.join(', ') || value})`,
+    );
+    return false;
   });
 }

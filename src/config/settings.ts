@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { OutboundPolicy } from '../outbound/policy.js';
 import { DEPLOYMENT_ENVS, LOG_LEVELS, problemOf, settingsSchema, type SettingValues } from './schema.js';
 import { readSystemConfig } from './systemConfig.js';
+import type { TrustProxy } from './settingTypes.js';
 
 export type DeploymentEnv = (typeof DEPLOYMENT_ENVS)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -59,6 +60,10 @@ export interface Settings {
   readonly horizonStallSeconds: number;
   /** How often the service checks whether to sign an audit checkpoint; 0: only on demand. */
   readonly auditCheckpointSeconds: number;
+  /** Whether failed sign-ins slow down and then answer 429 (off for rigs and deployments that throttle at a proxy). */
+  readonly loginThrottle: boolean;
+  /** Which peers' X-Forwarded-For names the client (Express's `trust proxy`); false: the peer is the client. */
+  readonly trustProxy: TrustProxy;
   /** The environment as read at start, for `${VAR}` references in config documents (LLMs, federation). */
   readonly environment: Readonly<Record<string, string>>;
   /** Warnings to log once a logger exists (deprecated names and the like). */
@@ -152,6 +157,8 @@ function toSettings(values: SettingValues, context: Context): Settings {
     outbound: { enforced: env === 'production', allow: values.SVC_OUTBOUND_ALLOW },
     horizonStallSeconds: values.SVC_HORIZON_STALL_SECONDS,
     auditCheckpointSeconds: values.SVC_AUDIT_CHECKPOINT_SECONDS,
+    loginThrottle: values.SVC_LOGIN_THROTTLE,
+    trustProxy: values.SVC_TRUST_PROXY,
     environment: context.environment,
     warnings: context.warnings,
   };

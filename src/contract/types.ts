@@ -62,6 +62,8 @@ export type RunDescriptor = {
   parent_run_id?: string | null;
   /** Run detail only: the runs this run's Workflow steps started, oldest first. */
   children?: RunChild[];
+  /** Present on a forked run (POST /api/runs/{id}/fork): the run and step it was forked from. */
+  forked_from?: { run_id: string; step_id: string };
 };
 
 /** A child run as its parent's detail lists it. */

@@ -8,10 +8,13 @@ import { queryWithoutCredentials, withoutCredentials, type Logger } from '../ker
 import { errorHandler, notFoundHandler } from './errors.js';
 import { parseQueryString } from './queryString.js';
 import { apiSecurityHeaders } from './securityHeaders.js';
+import type { TrustProxy } from '../config/settingTypes.js';
 
 export interface AppOptions {
   logger: Logger;
   bodyLimitBytes: number;
+  /** Express's `trust proxy` (SVC_TRUST_PROXY): whose X-Forwarded-For makes `req.ip`; none by default. */
+  trustProxy?: TrustProxy;
   routers: Router[];
 }
 
@@ -26,10 +29,11 @@ const refuseUnsafeBody: RequestHandler = (req, _res, next) => {
   next();
 };
 
-export function createApp({ logger, bodyLimitBytes, routers }: AppOptions): express.Express {
+export function createApp({ logger, bodyLimitBytes, trustProxy = false, routers }: AppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('trust proxy', trustProxy);
   app.set('query parser', parseQueryString);
   app.use(apiSecurityHeaders);
   app.use(

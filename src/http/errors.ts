@@ -1,7 +1,7 @@
 // The one map from errors to HTTP: status, body `{detail, code}`, 422 `{detail: [...]}`, never a stack.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isConnectionLoss } from '../db/connectionLoss.js';
-import { AppError, NotFoundError, UnavailableError, ValidationError, type ErrorCode } from '../kernel/errors.js';
+import { AppError, NotFoundError, TooManyRequestsError, UnavailableError, ValidationError, type ErrorCode } from '../kernel/errors.js';
 import { ForbiddenKeyError } from '../kernel/json.js';
 
 const STATUS_BY_CODE: Record<ErrorCode, number> = {
@@ -15,6 +15,7 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   PAYLOAD_TOO_LARGE: 413,
   VALIDATION_FAILED: 422,
   IDEMPOTENCY_KEY_REUSED: 422,
+  TOO_MANY_REQUESTS: 429,
   INTERNAL: 500,
   NOT_IMPLEMENTED: 501,
   UNAVAILABLE: 503,
@@ -91,7 +92,7 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
     return;
   }
   if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
-  if (appError instanceof UnavailableError) res.setHeader('Retry-After', String(appError.retryAfterSeconds));
+  if (appError instanceof UnavailableError || appError instanceof TooManyRequestsError) res.setHeader('Retry-After', String(appError.retryAfterSeconds));
   if (appError instanceof ValidationError) {
     res.status(422).json({ detail: appError.issues });
     return;

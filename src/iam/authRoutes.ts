@@ -43,7 +43,8 @@ export function authRouter(deps: { auth: AuthService; authenticator: Authenticat
     if (body.grant_type !== undefined && body.grant_type !== 'password') {
       throw new BadRequestError('unsupported grant_type: only "password" is accepted here');
     }
-    answerToken(res, await auth.login(body.username, body.password));
+    // req.ip: the peer, or the client a proxy trusted by SVC_TRUST_PROXY names in X-Forwarded-For.
+    answerToken(res, await auth.login(body.username, body.password, req.ip ?? req.socket.remoteAddress ?? ''));
   });
 
   router.get('/auth/me', authenticator.authenticate, (req, res) => {

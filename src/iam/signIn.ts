@@ -9,6 +9,7 @@ import { TOKEN_REVOKED_MESSAGE } from './authenticator.js';
 import type { Principal } from '../kernel/access.js';
 import type { MintedToken, TokenService } from './tokens.js';
 import { checkEmail } from './rules.js';
+import type { LoginThrottle } from './loginThrottle.js';
 
 export interface TokenResponse {
   access_token: string;
@@ -29,6 +30,7 @@ export class AuthService {
     private readonly tokens: TokenService,
     private readonly tenantIds: readonly string[] | undefined,
     private readonly clock: Clock,
+    private readonly throttle: LoginThrottle,
   ) {}
 
   async bootstrap(email: string, password: string, tenant?: string): Promise<{ userId: string; minted: MintedToken }> {
@@ -39,9 +41,19 @@ export class AuthService {
     return { userId, minted: await this.mintFor(userId) };
   }
 
-  /** Every failure (unknown, inactive, passwordless, wrong password) is the same 401 after the same work. */
-  async login(username: string, password: string): Promise<MintedToken> {
+  /**
+   * Every failure (unknown, inactive, passwordless, wrong password) is the same 401 after the same
+   * work; too many of them for the account or from `address` (the client's) a 429, whatever the password.
+   */
+  async login(username: string, password: string, address: string): Promise<MintedToken> {
     const issuedAtMs = this.clock.now().getTime();
+    const forgive = await this.throttle.attempt(username, address);
+    const minted = await this.checkPassword(username, password, issuedAtMs);
+    await forgive();
+    return minted;
+  }
+
+  private async checkPassword(username: string, password: string, issuedAtMs: number): Promise<MintedToken> {
     // bcrypt sees only 72 bytes, so without this a padded password would match; the length says nothing about the account.
     if (isOversizePassword(password)) throw new UnauthenticatedError(LOGIN_FAILED_MESSAGE);
     const candidate = await findLoginCandidate(this.pool, username);

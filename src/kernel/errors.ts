@@ -1,19 +1,24 @@
 // The one family of application errors: a stable string code and structured fields, no HTTP numbers.
 
-export type ErrorCode =
-  | 'UNAUTHENTICATED'
-  | 'PERMISSION_DENIED'
-  | 'NOT_FOUND'
-  | 'ALREADY_EXISTS'
-  | 'CONFLICT'
-  | 'BAD_REQUEST'
-  | 'VALIDATION_FAILED'
-  | 'IDEMPOTENCY_KEY_REUSED'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'METHOD_NOT_ALLOWED'
-  | 'NOT_IMPLEMENTED'
-  | 'UNAVAILABLE'
-  | 'INTERNAL';
+/** Every error code a response body may carry, in the error shape `{detail, code}`. */
+export const ERROR_CODES = [
+  'UNAUTHENTICATED',
+  'PERMISSION_DENIED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'CONFLICT',
+  'BAD_REQUEST',
+  'VALIDATION_FAILED',
+  'IDEMPOTENCY_KEY_REUSED',
+  'PAYLOAD_TOO_LARGE',
+  'TOO_MANY_REQUESTS',
+  'METHOD_NOT_ALLOWED',
+  'NOT_IMPLEMENTED',
+  'UNAVAILABLE',
+  'INTERNAL',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** One entry of a 422 `detail` array. */
 export interface ValidationIssue {
@@ -100,6 +105,19 @@ export class UnavailableError extends AppError {
   constructor(message: string, fields: Record<string, unknown> = {}, options?: ErrorOptions) {
     super('UNAVAILABLE', message, { retryAfterSeconds: RETRY_AFTER_SECONDS, ...fields }, options);
     this.retryAfterSeconds = RETRY_AFTER_SECONDS;
+  }
+}
+
+/**
+ * Too many attempts: the same request can succeed after `retryAfterSeconds` (429 with Retry-After).
+ * Login throttling answers it, also for the right password while the throttle holds.
+ */
+export class TooManyRequestsError extends AppError {
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number, fields: Record<string, unknown> = {}) {
+    super('TOO_MANY_REQUESTS', message, { retryAfterSeconds, ...fields });
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 

@@ -29,6 +29,10 @@ export const ERRORS = {
   409: errorResponse('Conflict or already exists'),
   413: errorResponse('Body too large'),
   422: { description: 'Request validation failed', content: { 'application/json': { schema: ref('ValidationError') } } },
+  429: {
+    ...errorResponse('Too many requests (code TOO_MANY_REQUESTS): the same request can succeed after Retry-After seconds'),
+    headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } } },
+  },
   501: errorResponse('Not configured (for example a federation provider without client credentials)'),
 } satisfies Record<number, OpenAPIV3_1.ResponseObject>;
 

@@ -4,6 +4,7 @@ import { anyObject, bool, int, object, ref, str, strings, uuid } from './builder
 import { RUN_EVENT_TYPES } from '../runs/events.js';
 import { RUN_STATUSES } from '../runs/state.js';
 import { STEP_KINDS } from '../workflows/definition.js';
+import { ERROR_CODES } from '../kernel/errors.js';
 
 const httpUrl: OpenAPIV3_1.SchemaObject = { type: 'string', pattern: '^https?://' };
 const registryEntry = { name: str, version: str, enabled: bool };
@@ -18,19 +19,8 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         detail: str,
         code: {
           type: 'string',
-          enum: [
-            'UNAUTHENTICATED',
-            'PERMISSION_DENIED',
-            'NOT_FOUND',
-            'ALREADY_EXISTS',
-            'CONFLICT',
-            'BAD_REQUEST',
-            'PAYLOAD_TOO_LARGE',
-            'METHOD_NOT_ALLOWED',
-            'NOT_IMPLEMENTED',
-            'UNAVAILABLE',
-            'INTERNAL',
-          ],
+          // VALIDATION_FAILED answers with the ValidationError shape instead.
+          enum: ERROR_CODES.filter((code) => code !== 'VALIDATION_FAILED'),
         },
       },
       ['detail', 'code'],
@@ -110,7 +100,7 @@ export const components: OpenAPIV3_1.ComponentsObject = {
           oneOf: [{ type: 'null' }, object({ approval_id: uuid, kind: str, title: str, form: {}, decide_url: str }, ['approval_id', 'decide_url'])],
         },
         trigger: {
-          description: 'How the run was started (`http`, `api`, `grpc`, `mcp`, `schedule`); a schedule names its schedule and tick.',
+          description: 'How the run was started (`http`, `api`, `grpc`, `mcp`, `schedule`, `fork`); a schedule names its schedule and tick.',
           oneOf: [{ type: 'null' }, object({ type: str, schedule_id: str, scheduled_at: { type: 'string', format: 'date-time' } }, ['type'])],
         },
         parent_run_id: { type: ['string', 'null'], format: 'uuid', description: 'The run whose Workflow step started this one; null for a top-level run.' },
@@ -118,6 +108,10 @@ export const components: OpenAPIV3_1.ComponentsObject = {
           type: 'array',
           description: 'Run detail only: the runs this run started with Workflow steps, oldest first.',
           items: object({ run_id: uuid, workflow: str, status: str }, ['run_id', 'workflow', 'status']),
+        },
+        forked_from: {
+          ...object({ run_id: uuid, step_id: str }, ['run_id', 'step_id']),
+          description: 'Only on a forked run (POST /api/runs/{id}/fork): the run and step it was forked from.',
         },
       },
       ['id', 'workflow', 'status', 'status_url', 'events_url'],

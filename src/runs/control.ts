@@ -5,7 +5,7 @@ import type { EventMetadata } from '../eventstore/types.js';
 import type { NewEvent, RecordedEvent } from '../eventstore/types.js';
 import { foldRun, isTerminal, type RunState, type RunStatus } from './state.js';
 import { ConflictError, NotFoundError } from '../kernel/errors.js';
-import { asRunEvent, runEvent, runStream, type RunEvent } from './events.js';
+import { asRunEvent, copiedFromOf, runEvent, runStream, type RunEvent } from './events.js';
 
 export type ControlAction = 'pause' | 'resume' | 'abort' | 'steer';
 
@@ -55,11 +55,11 @@ export async function controlRun(
 
 const stateOf = (events: readonly RecordedEvent[] | undefined): RunState => foldRun((events ?? []).map((e) => asRunEvent(e)));
 
-/** The runs a run started with Workflow steps (both `wait` kinds), from its journal. */
+/** The runs a run started with Workflow steps (both `wait` kinds), from its journal; a fork's copies name its source's children, not its own. */
 function childrenIn(events: readonly RecordedEvent[]): string[] {
   return events.flatMap((e) => {
     const event = asRunEvent(e);
-    return event.type === 'child_started' ? [event.data.payload.run_id] : [];
+    return event.type === 'child_started' && copiedFromOf(e) === null ? [event.data.payload.run_id] : [];
   });
 }
 

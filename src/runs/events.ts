@@ -93,6 +93,8 @@ export type RunStarted = {
   parent_run_id?: string | null;
   /** How deep this run is among runs that started runs (a child of a top-level run: 1); absent: 0. */
   depth?: number;
+  /** A fork (trigger `fork`): the run and step it was forked from; the events copied from that run follow. */
+  forked_from?: ForkedFrom;
 };
 
 /** A Workflow step started a child run (its run_started is committed with this event). */
@@ -106,6 +108,15 @@ export type ChildStarted = {
 
 /** A child run ended; written with the child's terminal event (or its abort) on the parent's stream. */
 export type ChildFinished = { run_id: string; status: 'completed' | 'failed' | 'aborted'; output: JsonValue; error?: RunError | null };
+
+/** Where a forked run came from: its journal starts with that run's events before `step_id`. */
+export type ForkedFrom = { run_id: string; step_id: string };
+
+/**
+ * The metadata mark of an event a fork copied from its source run (the same type and data): the
+ * source's run id and the copied event's global position there.
+ */
+export type CopiedFrom = { run_id: string; global_position: number };
 
 export type ScheduleTrigger = { type: 'schedule'; schedule_id: string; scheduled_at: string };
 /** How a run was started, as run detail shows it. */
@@ -231,6 +242,14 @@ export const RUN_ENGINE = 'Workflow';
 
 export function runEvent<T extends RunEventType>(type: T, payload: RunEventPayloads[T], step?: { id: string; kind: string }): NewEvent<T, RunEventData<T>> {
   return { type, data: { agent_id: step?.id ?? RUN_AGENT, engine: step?.kind ?? RUN_ENGINE, payload } };
+}
+
+/** The copy mark in an event's metadata (see CopiedFrom), or null for an event the run wrote itself. */
+export function copiedFromOf(event: { metadata?: JsonObject | undefined }): CopiedFrom | null {
+  const mark = event.metadata?.copied_from;
+  return isJsonObject(mark) && typeof mark.run_id === 'string' && typeof mark.global_position === 'number'
+    ? { run_id: mark.run_id, global_position: mark.global_position }
+    : null;
 }
 
 /** Whether the event is the run's own (a pause, an abort, the end), not one of a step. */

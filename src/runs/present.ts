@@ -26,6 +26,7 @@ export interface RunRow {
   updated_at: string;
   trigger?: JsonObject | null;
   parent_run_id?: string | null;
+  forked_from?: JsonObject | null;
 }
 
 /** Typed by the contract the client library reads (src/contract/types.ts). */
@@ -46,6 +47,7 @@ export function runDescriptor(row: RunRow): RunDescriptor {
     updated_at: row.updated_at,
     trigger: (row.trigger as RunDescriptor['trigger']) ?? null,
     parent_run_id: row.parent_run_id ?? null,
+    ...(row.forked_from ? { forked_from: row.forked_from as RunDescriptor['forked_from'] } : {}),
     status_url: `/api/runs/${row.id}`,
     events_url: `/api/runs/${row.id}/events`,
     approval: approval
@@ -82,6 +84,7 @@ export function descriptorOfState(state: RunState): RunDescriptor {
     updated_at: state.updatedAt,
     trigger: state.trigger,
     parent_run_id: state.parentRunId,
+    forked_from: state.forkedFrom,
   });
 }
 

@@ -29,6 +29,7 @@ function stateOf(row: Row): RunState {
     trigger: (row.trigger as RunState['trigger']) ?? null,
     parentRunId: (row.parent_run_id as string | null) ?? null,
     awaitedChild: (row.awaited_child as string | null) ?? null,
+    forkedFrom: (row.forked_from as RunState['forkedFrom']) ?? null,
   };
 }
 
@@ -55,12 +56,13 @@ function rowOf(state: RunState): Row {
     trigger: state.trigger,
     parent_run_id: state.parentRunId,
     awaited_child: state.awaitedChild,
+    forked_from: state.forkedFrom,
   };
 }
 
 export const runsProjection = defineProjection({
   name: 'svc_runs',
-  version: 4,
+  version: 5,
   table: 'svc_runs',
   key: ['id'],
   eventTypes: RUN_EVENT_TYPES,

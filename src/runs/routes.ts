@@ -1,4 +1,4 @@
-// /api/runs: list, detail, journal over SSE, export, and control (pause/resume/abort/steer); each answers or
+// /api/runs: list, detail, journal over SSE, export, control (pause/resume/abort/steer) and fork; each answers or
 // acts on a run only when the caller may read it (readableRun).
 import { Router, type Request } from 'express';
 import type { SigningKeys } from '../iam/keys.js';
@@ -8,6 +8,7 @@ import type { Pool } from '../db/pool.js';
 import type { LogFollower } from '../eventstore/follow.js';
 import type { EventStore } from '../eventstore/store.js';
 import type { RecordedEvent } from '../eventstore/types.js';
+import type { JsonObject } from '../kernel/json.js';
 import type { RunExecutor } from './engine/executor.js';
 import { TERMINAL_STATUSES, type RunStatus } from './state.js';
 import { requestMetadata, uuidParam } from '../http/context.js';
@@ -16,16 +17,24 @@ import { BadRequestError, NotFoundError } from '../kernel/errors.js';
 import { compileValidator } from '../kernel/validation.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
 import { controlRun, type ControlAction } from './control.js';
+import { forkRun } from './fork.js';
 import { runStream, TERMINAL_EVENT_TYPES, type RunEventType } from './events.js';
 import { presentRunEvent, runDescriptor, type RunRow } from './present.js';
 import { findChildren, findRun, searchRuns } from './queries.js';
 import { encodeCursor, parseRunSearch } from './search.js';
 import { exportRun } from './transfer.js';
+import type { RunStarter } from './trigger/startRun.js';
 
 const steerBody = compileValidator<{ message: string }>({
   type: 'object',
   properties: { message: { type: 'string', minLength: 1, maxLength: 10_000 } },
   required: ['message'],
+  additionalProperties: false,
+});
+const forkBody = compileValidator<{ from_step: string; input?: JsonObject }>({
+  type: 'object',
+  properties: { from_step: { type: 'string', minLength: 1, maxLength: 200 }, input: { type: 'object' } },
+  required: ['from_step'],
   additionalProperties: false,
 });
 const abortBody = compileValidator<{ reason?: string }>({
@@ -43,6 +52,8 @@ export interface RunRoutesDeps {
   authenticator: Authenticator;
   /** Signs run exports. */
   keys: SigningKeys;
+  /** Checks a fork's input as a trigger checks its body. */
+  starter: RunStarter;
 }
 
 const isAdmin = (principal: Principal) => principal.scopes.includes(ADMIN_SCOPE);
@@ -116,6 +127,20 @@ export function runsRouter(deps: RunRoutesDeps): Router {
       res.json(runDescriptor((await findRun(pool, id))!));
     });
   }
+
+  // A fork is a new run of the caller's: control of the source (runs:control, read access), and the workflow's gate.
+  router.post('/api/runs/:id/fork', authenticator.require({ scope: 'runs:control' }), async (req, res) => {
+    const principal = req.principal!;
+    const { id } = await readableRun(pool, principal, uuidParam(req, 'id', 'Run'));
+    const body = forkBody.parse(req.body ?? {});
+    const forkDeps = { store, workflows, executor: deps.executor, checkInput: deps.starter.checkInput.bind(deps.starter) };
+    const request = { sourceRunId: id, fromStep: body.from_step, input: body.input ?? {}, caller: principal, metadata: requestMetadata(req) };
+    const runId = await forkRun(forkDeps, request);
+    res
+      .status(202)
+      .location(`/api/runs/${runId}`)
+      .json(runDescriptor((await findRun(pool, runId))!));
+  });
 
   return router;
 }

@@ -1,6 +1,6 @@
 // A run's state, folded from its journal: what the executor resumes from and the read model shows.
 import type { JsonObject, JsonValue } from '../kernel/json.js';
-import type { Approval, ApprovalDecided, ChildFinished, RecordedRunEvent, RunError, RunEvent, RunPrincipal, RunTrigger } from './events.js';
+import type { Approval, ApprovalDecided, ChildFinished, ForkedFrom, RecordedRunEvent, RunError, RunEvent, RunPrincipal, RunTrigger } from './events.js';
 import { applyChanges } from '../workflows/template.js';
 
 /** The state names who started the run as its run_started event does. */
@@ -69,6 +69,8 @@ export interface RunState {
   awaitedChild: string | null;
   /** How the awaited child ended, until the step that started it completes. */
   childFinished: ChildFinished | null;
+  /** A fork's source run and step, as its run_started says (null: not a fork). */
+  forkedFrom: ForkedFrom | null;
 }
 
 export const initialRunState: RunState = {
@@ -98,6 +100,7 @@ export const initialRunState: RunState = {
   depth: 0,
   awaitedChild: null,
   childFinished: null,
+  forkedFrom: null,
 };
 
 export function isTerminal(status: RunStatus): boolean {
@@ -175,6 +178,7 @@ function evolveStarted(next: RunState, event: RunEvent<'run_started'>, at: strin
     trigger: payload.schedule ?? { type: payload.trigger },
     parentRunId: payload.parent_run_id ?? null,
     depth: payload.depth ?? 0,
+    forkedFrom: payload.forked_from ?? null,
   };
 }
 

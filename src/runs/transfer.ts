@@ -7,19 +7,27 @@ import type { Pool } from '../db/pool.js';
 import { evolveRun, initialRunState, isTerminal, type RunStatus } from './state.js';
 import { BadRequestError, ConflictError, NotFoundError, VersionConflictError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
-import type { JsonObject } from '../kernel/json.js';
+import { isJsonObject, type JsonObject } from '../kernel/json.js';
 import { compileValidator } from '../kernel/validation.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
-import { asRunEvent, RUN_EVENT_TYPES, runStream, type RunEvent } from './events.js';
+import { asRunEvent, copiedFromOf, RUN_EVENT_TYPES, runStream, type RunEvent } from './events.js';
 import { runDescriptor } from './present.js';
 import { exportedEvent, signExport, verifyExport } from './signedExport.js';
 import { findRun } from './queries.js';
 
 export const RUN_EXPORT_FORMAT = 'svc.run/v1';
 
-/** An event of an export (as presentRunEvent shows it) as the run event it was. */
+/**
+ * An event of an export (as presentRunEvent shows it) as the run event it was, with the copy mark of
+ * an event a fork copied (replay does not count those as the fork's own steps).
+ */
 export function exportedRunEvent(event: JsonObject): RunEvent {
-  return asRunEvent({ type: String(event.type), data: { agent_id: String(event.agent_id), engine: String(event.engine), payload: event.payload ?? null } });
+  const copiedFrom = copiedFromOf({ metadata: isJsonObject(event.metadata) ? event.metadata : {} });
+  return asRunEvent({
+    type: String(event.type),
+    data: { agent_id: String(event.agent_id), engine: String(event.engine), payload: event.payload ?? null },
+    ...(copiedFrom ? { metadata: { copied_from: copiedFrom } } : {}),
+  });
 }
 
 export interface RunExport extends JsonObject {
@@ -120,7 +128,9 @@ export async function importRun(store: EventStore, document: unknown, options: I
     );
   }
   try {
-    await store.append({ streamId: runStream(runId), expectedVersion: 0, events: journal.map((event) => ({ ...event, metadata: { actor, imported: true } })) });
+    // A forked run's copies stay marked as copies (their source run is on the exporting instance).
+    const imported = journal.map((event) => ({ ...event, metadata: { actor, imported: true, ...event.metadata } }));
+    await store.append({ streamId: runStream(runId), expectedVersion: 0, events: imported });
   } catch (error) {
     if (error instanceof VersionConflictError) throw new ConflictError(`Run ${runId} is already in this database`, { run_id: runId });
     throw error;

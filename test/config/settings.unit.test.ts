@@ -58,6 +58,8 @@ describe('loadSettings', () => {
         dbPoolSize: 10,
         dbConnectTimeoutMs: 10_000,
         horizonStallSeconds: 10,
+        loginThrottle: true,
+        trustProxy: false,
       });
       expect(settings.dev).to.deep.equal({
         enabled: false,
@@ -178,6 +180,22 @@ describe('loadSettings', () => {
       const problems = problemsOf({});
       expect(problems).to.have.length(1);
       expect(problems[0]).to.match(/^svc\.yaml cannot be read/);
+    });
+  });
+
+  describe('SVC_TRUST_PROXY', () => {
+    it("reads Express's trust proxy values: a flag, a hop count, a list of addresses, ranges and names", () => {
+      const read = (value: string) => loadSettings({ SVC_TRUST_PROXY: value }, projectDir).trustProxy;
+      expect(read('false')).to.equal(false);
+      expect(read('TRUE')).to.equal(true);
+      expect(read('2')).to.equal(2);
+      expect(read('loopback, 10.0.0.0/8,fd00::/8, 192.0.2.1')).to.deep.equal(['loopback', '10.0.0.0/8', 'fd00::/8', '192.0.2.1']);
+    });
+
+    it('refuses what Express could not read, naming it', () => {
+      expect(problemsOf({ SVC_TRUST_PROXY: 'loopback,10.0.0.0/33,proxy.example.com' })).to.deep.equal([
+        'SVC_TRUST_PROXY must be true, false, a hop count, or a comma list of addresses, CIDR ranges, loopback, linklocal, uniquelocal (cannot read: 10.0.0.0/33, proxy.example.com)',
+      ]);
     });
   });
 

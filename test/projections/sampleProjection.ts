@@ -108,10 +108,10 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** md5 of every row's text, in key order, plus the row count: equal checksums mean byte-identical tables. */
-export async function tableChecksum(db: Pick<Pool, 'query'>, table = 'accounts'): Promise<{ md5: string; rows: number }> {
+/** md5 of every row's text, in key order (`key`: the table's key column), plus the row count: equal checksums mean byte-identical tables. */
+export async function tableChecksum(db: Pick<Pool, 'query'>, table = 'accounts', key = 'id'): Promise<{ md5: string; rows: number }> {
   const { rows } = await db.query<{ md5: string; rows: number }>(
-    `SELECT md5(coalesce(string_agg(t::text, E'\\n' ORDER BY t.id), '')) AS md5, count(*)::int AS rows FROM ${table} t`,
+    `SELECT md5(coalesce(string_agg(t::text, E'\\n' ORDER BY t.${key}), '')) AS md5, count(*)::int AS rows FROM ${table} t`,
   );
   return rows[0]!;
 }

@@ -1,7 +1,9 @@
-// Mocha global fixtures: one PostgreSQL (embedded unless a URL is given) and a migrated template per run.
+// Mocha global fixtures: a current build, one PostgreSQL (embedded unless a URL is given) and a migrated template per run.
+import { assertBuildIsCurrent } from './buildCheck.js';
 import { setUpTestCluster, tearDownTestCluster } from './db.js';
 
 export async function mochaGlobalSetup(): Promise<void> {
+  assertBuildIsCurrent();
   await setUpTestCluster();
 }
 

@@ -34,10 +34,12 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   };
 }
 
-/** The CLI from source (through tsx), or `built`: the compiled one `npm start` runs (no TypeScript loader registered). */
-function cliEntry(options: { built?: boolean }): string[] {
-  return options.built ? ['bin/svc.js'] : ['--import', 'tsx', 'src/cli/main.ts'];
-}
+/**
+ * The compiled CLI, as `npm start` runs it (no TypeScript loader registered): it starts in a
+ * fraction of the time tsx takes to compile the sources again in every child. The suite's global
+ * setup refuses to run on a dist/ older than src/ (test/support/buildCheck.ts).
+ */
+const CLI_ENTRY = 'bin/svc.js';
 
 /** A `svc serve` child process on loopback. */
 export class ServiceProcess {
@@ -62,9 +64,9 @@ export class ServiceProcess {
   }
 
   /** Spawns the service and waits for /health (fails with its output when it does not come up). */
-  static async start(databaseUrl: string, projectDir: string, env: Record<string, string> = {}, options: { built?: boolean } = {}): Promise<ServiceProcess> {
+  static async start(databaseUrl: string, projectDir: string, env: Record<string, string> = {}): Promise<ServiceProcess> {
     const port = await freePort();
-    const child = spawn(process.execPath, [...cliEntry(options), 'serve'], {
+    const child = spawn(process.execPath, [CLI_ENTRY, 'serve'], {
       cwd: REPO,
       env: childEnv({ DATABASE_URL: databaseUrl, PORT: String(port), SVC_PROJECT_DIR: projectDir, ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -121,8 +123,8 @@ export interface CliResult {
 }
 
 /** Runs the `svc` CLI to the end (SIGKILL after `timeoutMs`). */
-export async function runCli(args: string[], env: Record<string, string>, timeoutMs = 20_000, options: { built?: boolean } = {}): Promise<CliResult> {
-  const child = spawn(process.execPath, [...cliEntry(options), ...args], { cwd: REPO, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runCli(args: string[], env: Record<string, string>, timeoutMs = 20_000): Promise<CliResult> {
+  const child = spawn(process.execPath, [CLI_ENTRY, ...args], { cwd: REPO, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

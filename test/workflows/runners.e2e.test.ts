@@ -46,7 +46,7 @@ describe('Functional runners in a project without "type": "module"', function ()
       'upper.ts': 'export default function upper(ctx: { text: string }): { text: string } {\n  return { text: ctx.text.toUpperCase() };\n}\n',
       'legacy.js': 'module.exports = function legacy() {\n  return { legacy: true };\n};\n',
     });
-    const service = await ServiceProcess.start(await createTestDatabase(), dir, {}, { built: true });
+    const service = await ServiceProcess.start(await createTestDatabase(), dir);
     const answer = await call(service.url, 'POST', '/api/shout', { json: { text: 'quiet' } });
     expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
     expect(answer.body).to.deep.equal({ text: 'QUIET', legacy: true });
@@ -57,7 +57,7 @@ describe('Functional runners in a project without "type": "module"', function ()
       'upper.ts': 'export function upper(ctx: { text: string }): { text: string } {\n  return ctx;\n}\n',
       'legacy.js': 'module.exports = function legacy() {\n  return {};\n};\n',
     });
-    const result = await runCli(['validate'], { SVC_PROJECT_DIR: dir }, 30_000, { built: true });
+    const result = await runCli(['validate'], { SVC_PROJECT_DIR: dir }, 30_000);
     expect(result.code, result.stdout + result.stderr).to.equal(1);
     expect(result.stderr).to.include('nodes/upper.ts: the default export is not a function');
     expect(result.stderr).to.include('export default function (ctx, step)');

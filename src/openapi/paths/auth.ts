@@ -29,7 +29,9 @@ export function authPaths(): Record<string, PathItem> {
         ]),
         bodyType: 'application/x-www-form-urlencoded',
         ok: { status: 200, description: 'A token', schema: ref('TokenResponse') },
-        errors: [400],
+        description:
+          'Failed attempts are throttled per account and client address (docs/auth.md, "Login throttling"): 429 with Retry-After, also for the right password.',
+        errors: [400, 429],
         extraResponses: {
           401: { description: 'Generic failure (unknown user and wrong password alike)', content: { 'application/json': { schema: ref('Error') } } },
         },

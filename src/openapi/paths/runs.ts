@@ -101,6 +101,25 @@ export function runPaths(): Record<string, PathItem> {
     '/api/runs/{id}/resume': { post: control('resume') },
     '/api/runs/{id}/abort': { post: control('abort', object({ reason: str })) },
     '/api/runs/{id}/steer': { post: control('steer', object({ message: str }, ['message'])) },
+    '/api/runs/{id}/fork': {
+      post: operation({
+        operationId: 'forkRun',
+        summary: 'Fork a run from a step: a new run that reuses what the run recorded before that step',
+        tags,
+        scope: 'runs:control',
+        path: ['id'],
+        description:
+          "A new run of the same workflow version, the caller's (who must pass the workflow's gate), whose journal starts with the run's events before `from_step` (the start of its latest visit), copied: same type and data, metadata `copied_from {run_id, global_position}`. Nothing before `from_step` runs again; the new run goes on from it with `input` merged over the run's input (checked by the input schema; a context key a copied step set keeps that step's value). The run itself is untouched. 404: a run the caller cannot read, or a step the workflow does not have; 409: a step the run never reached, or a workflow version not loaded or disabled.",
+        body: object({ from_step: str, input: anyObject }, ['from_step']),
+        ok: {
+          status: 202,
+          description: 'The new run (it goes on in the background), with `forked_from`',
+          schema: ref('Run'),
+          headers: { Location: { description: 'The new run', schema: str } },
+        },
+        errors: [403, 404, 409, 422],
+      }),
+    },
   };
 }
 

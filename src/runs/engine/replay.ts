@@ -1,10 +1,11 @@
 // Replay: re-executes a run's steps against its journal, with recorded outside answers and decisions,
 // and reports per step whether the definition and code today would do the SAME thing or something
-// DIFFerent (Agent steps are KEPT: their LLM turns cannot be asked again and come out the same).
+// DIFFerent (Agent steps are KEPT: their LLM turns cannot be asked again and come out the same; so are
+// the steps a fork copied from its source run: the fork never ran them, the source's replay covers them).
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject } from '../../kernel/json.js';
 import type { StepDefinition, WorkflowDefinition } from '../../workflows/definition.js';
-import type { ApprovalDecided, RunEvent, RunPrincipal, StepFinished } from '../events.js';
+import { copiedFromOf, type ApprovalDecided, type RunEvent, type RunPrincipal, type StepFinished } from '../events.js';
 import { humanOutcome } from './steps/human.js';
 import { STEP_EXECUTORS } from './steps/index.js';
 import type { StepDeps, StepOutcome } from './steps/types.js';
@@ -20,6 +21,7 @@ export interface ReplayLine {
 }
 
 export const AGENT_KEPT = 'recorded agent turns are not replayed';
+export const COPY_KEPT = 'copied by a fork from run';
 
 export async function replayRun(workflow: WorkflowDefinition, journal: readonly RunEvent[], deps: StepDeps): Promise<ReplayLine[]> {
   const started = journal.find((e) => e.type === 'run_started');
@@ -34,7 +36,10 @@ export async function replayRun(workflow: WorkflowDefinition, journal: readonly 
     if (event.type !== 'step_completed' && event.type !== 'step_failed') continue;
     const { agent_id: stepId, engine: kind, payload: recorded } = event.data;
     const step = workflow.steps.find((s) => s.id === stepId);
-    if (!step || step.kind !== kind) {
+    const copiedFrom = copiedFromOf(event);
+    if (copiedFrom) {
+      lines.push({ step: stepId, kind, verdict: 'KEPT', detail: `${COPY_KEPT} ${copiedFrom.run_id}` });
+    } else if (!step || step.kind !== kind) {
       lines.push({ step: stepId, kind, verdict: 'DIFF', detail: 'the step is no longer in the workflow (or changed kind)' });
     } else {
       lines.push(await replayStep(workflow, step, context, principal, runId, recorded, decided, deps));

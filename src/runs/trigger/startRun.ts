@@ -132,6 +132,11 @@ export class RunStarter {
     return { runId, state: state ?? started.journaled };
   }
 
+  /** A run input checked (and defaulted) by the workflow's input schema as a JSON body is: a fork's merged input. */
+  checkInput(workflow: WorkflowDefinition, input: JsonObject): JsonObject {
+    return this.validatorOf(workflow, 'body').parse(input);
+  }
+
   /** The gate, then the input checks: nothing starts when either refuses. */
   private admit(request: RunStartRequest): StartRun {
     const { workflow, source } = request;

@@ -44,11 +44,14 @@ export function agentProject(mcpUrl: string): string {
   });
 }
 
-/** Starts the fake model and the MCP server, then the agent project against them, in this process. */
-export async function startAgentService(fake: FakeOpenAi, mcp: McpHttpServer): Promise<Service> {
+/**
+ * Starts the fake model and the MCP server, then the agent project (or the one `project` makes for
+ * the MCP server's URL) against them, in this process.
+ */
+export async function startAgentService(fake: FakeOpenAi, mcp: McpHttpServer, project: (mcpUrl: string) => string = agentProject): Promise<Service> {
   await fake.start();
   await mcp.start();
-  return startTestService({ projectDir: agentProject(mcp.url), env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
+  return startTestService({ projectDir: project(mcp.url), env: { SVC_SIGNING_KEY: SIGNING_KEY, SVC_LLM_BASE_URL: fake.baseUrl } });
 }
 
 /** The step_completed / step_failed of a step in a journal. */

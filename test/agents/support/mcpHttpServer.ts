@@ -1,5 +1,6 @@
 // A real MCP server over Streamable HTTP (McpServer + StreamableHTTPServerTransport, stateless) on
-// 127.0.0.1:0, with the same tools as the stdio fixture: add, echo, sleep (slow), explode (errors).
+// 127.0.0.1:0, with the same tools as the stdio fixture: add, echo, sleep (slow), explode (errors); and
+// flaky, which fails its first `fail_times` calls per key (a transient fault for step retries).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,6 +12,8 @@ export class McpHttpServer {
   /** Tool names in call order. */
   readonly calls: { tool: string; args: Record<string, unknown>; headers: Record<string, unknown> }[] = [];
   private server: Server | undefined;
+  /** Calls of the flaky tool per key, across requests (each request builds a fresh McpServer). */
+  private readonly flakyCalls = new Map<string, number>();
   url = '';
 
   private build(headers: Record<string, unknown>): McpServer {
@@ -34,6 +37,17 @@ export class McpHttpServer {
       record('explode', { reason });
       throw new Error(`exploded: ${reason}`);
     });
+    server.registerTool(
+      'flaky',
+      { description: 'Fails its first fail_times calls per key, then answers', inputSchema: { key: z.string(), fail_times: z.number() } },
+      async ({ key, fail_times: failTimes }) => {
+        record('flaky', { key, fail_times: failTimes });
+        const call = (this.flakyCalls.get(key) ?? 0) + 1;
+        this.flakyCalls.set(key, call);
+        if (call <= failTimes) throw new Error(`flaky ${key}: call ${call} failed`);
+        return { content: [{ type: 'text', text: String(call) }], structuredContent: { calls: call } };
+      },
+    );
     return server;
   }
 
