@@ -64,10 +64,14 @@ export type RunDescriptor = {
   children?: RunChild[];
   /** Present on a forked run (POST /api/runs/{id}/fork): the run and step it was forked from. */
   forked_from?: { run_id: string; step_id: string };
+  /** Under spec.concurrency, while the run holds a slot or waits for one: its key value and which (absent otherwise). */
+  concurrency?: RunConcurrency;
 };
 
 /** A child run as its parent's detail lists it. */
 export type RunChild = { run_id: string; workflow: string; status: RunStatus };
+/** `queue_position` (1: next to start) is in run detail for a run waiting for a slot. */
+export type RunConcurrency = { key: string; slot: 'held' | 'waiting'; queue_position?: number };
 
 /** `type` is how the run was started; a schedule's run names its schedule and tick. */
 export type RunTrigger = { type: string; schedule_id?: string; scheduled_at?: string };
@@ -108,6 +112,8 @@ export type WorkflowSummary = {
 export type WorkflowManifest = WorkflowSummary & {
   name: string;
   steps: { id: string; kind: string }[];
+  /** spec.concurrency as written; null when every run starts at once. */
+  concurrency: { limit: number; key: string | null; on_limit: 'queue' | 'reject' } | null;
 };
 
 export type WorkflowEnvelope = {

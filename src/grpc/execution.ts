@@ -38,6 +38,7 @@ const CONNECT_CODES: Partial<Record<ErrorCode, Code>> = {
   VALIDATION_FAILED: Code.InvalidArgument,
   CONFLICT: Code.Aborted,
   UNAVAILABLE: Code.Unavailable,
+  TOO_MANY_REQUESTS: Code.ResourceExhausted,
 };
 
 export function grpcMiddleware(deps: ExecutionDeps): RequestHandler {

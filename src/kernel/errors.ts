@@ -121,6 +121,28 @@ export class TooManyRequestsError extends AppError {
   }
 }
 
+/** Seconds a client refused by a full concurrency limit is told to wait before starting the run again. */
+export const CONCURRENCY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * A workflow with `spec.concurrency.on_limit: reject` has every slot of the run's key taken: nothing
+ * was started (429 with Retry-After).
+ */
+export class ConcurrencyLimitError extends TooManyRequestsError {
+  constructor(workflow: string, key: string, limit: number) {
+    const of = key === '' ? workflow : `${workflow} (key ${JSON.stringify(key)})`;
+    super(
+      `${limit} run(s) of ${of} are running, its concurrency limit: nothing was started; retry after Retry-After seconds`,
+      CONCURRENCY_RETRY_AFTER_SECONDS,
+      {
+        workflow,
+        key,
+        limit,
+      },
+    );
+  }
+}
+
 /** Request validation failure; rendered as 422 with the `detail` array. */
 export class ValidationError extends AppError {
   readonly issues: readonly ValidationIssue[];

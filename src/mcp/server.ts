@@ -9,7 +9,7 @@ import { workflowGate } from '../runs/trigger/gate.js';
 import { inputSchemaOf, type RunStarter, type SettledRun } from '../runs/trigger/startRun.js';
 import { isTerminal } from '../runs/state.js';
 import { publicView } from '../workflows/template.js';
-import { PermissionDeniedError, UnavailableError, ValidationError } from '../kernel/errors.js';
+import { ConcurrencyLimitError, PermissionDeniedError, UnavailableError, ValidationError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
 import { SERVICE_VERSION } from '../kernel/version.js';
 import type { ModelRegistry } from '../models/registry.js';
@@ -73,6 +73,8 @@ function mcpServerFor(principal: Principal, deps: McpExportDeps): Server {
       if (error instanceof ValidationError)
         return errorResult('The arguments do not match the input schema', { detail: error.issues as unknown as JsonObject[] });
       if (error instanceof UnavailableError) return unavailableResult(error);
+      // The HTTP answer's 429: its code and retry hint, nothing was started.
+      if (error instanceof ConcurrencyLimitError) return errorResult(error.message, { code: error.code, retry_after_s: error.retryAfterSeconds });
       throw error;
     }
   });

@@ -113,6 +113,11 @@ export const components: OpenAPIV3_1.ComponentsObject = {
           ...object({ run_id: uuid, step_id: str }, ['run_id', 'step_id']),
           description: 'Only on a forked run (POST /api/runs/{id}/fork): the run and step it was forked from.',
         },
+        concurrency: {
+          description:
+            'Under spec.concurrency, while the run holds a slot or waits for one (status `queued`): the key value and which; run detail adds `queue_position` (1: next to start) for a waiting run. Absent otherwise.',
+          ...object({ key: str, slot: { type: 'string', enum: ['held', 'waiting'] }, queue_position: int }, ['key', 'slot']),
+        },
       },
       ['id', 'workflow', 'status', 'status_url', 'events_url'],
     ),
@@ -180,6 +185,13 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         has_slow_steps: bool,
         slow_kinds_present: strings,
         steps: { type: 'array', items: object({ id: str, kind: { type: 'string', enum: [...STEP_KINDS] } }, ['id', 'kind']) },
+        concurrency: {
+          description: 'spec.concurrency: runs executing at once (per value of the `key` template), and whether a start beyond it queues or is refused (429).',
+          oneOf: [
+            { type: 'null' },
+            object({ limit: int, key: { type: ['string', 'null'] }, on_limit: { type: 'string', enum: ['queue', 'reject'] } }, ['limit', 'key', 'on_limit']),
+          ],
+        },
       },
       ['name', 'trigger_path', 'trigger_method', 'public', 'has_slow_steps', 'slow_kinds_present', 'steps'],
     ),

@@ -21,7 +21,8 @@ export function decideControl(state: RunState, action: ControlAction, by: string
       if (state.status === 'paused' || state.pauseRequestedBy !== null) return null;
       // Paused at once only when nothing of the run is running (it waits on a person or a time);
       // otherwise the executor pauses it once the step in flight has its outcome journaled.
-      return AT_REST.includes(state.status) ? runEvent('paused', { by }) : runEvent('pause_requested', { by });
+      // A run queued for a concurrency slot runs nothing either (its pause gives up its place; a resume queues it again in arrival order).
+      return AT_REST.includes(state.status) || state.slot?.state === 'waiting' ? runEvent('paused', { by }) : runEvent('pause_requested', { by });
     case 'resume':
       if (state.status !== 'paused' && state.pauseRequestedBy === null) throw new ConflictError(`Run is ${state.status}, not paused`);
       return runEvent('resumed', { by });

@@ -183,6 +183,13 @@ export interface RunEventPayloads {
   timer_fired: { fires_at: string };
   child_started: ChildStarted;
   child_finished: ChildFinished;
+  /**
+   * The run waits for a slot of its workflow's spec.concurrency: `key` is its key's value ('' without
+   * a key), `limit` the limit that was full. Its place in the queue is its arrival (run_started).
+   */
+  run_queued: { key: string; limit: number };
+  /** The run holds one of the `limit` slots of `key` from here until it waits (a person, a time) or ends. */
+  run_dequeued: { key: string };
 }
 
 export const RUN_EVENT_TYPES = [
@@ -209,6 +216,8 @@ export const RUN_EVENT_TYPES = [
   'timer_fired',
   'child_started',
   'child_finished',
+  'run_queued',
+  'run_dequeued',
 ] as const satisfies readonly (keyof RunEventPayloads)[];
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 export const TERMINAL_EVENT_TYPES: readonly RunEventType[] = ['run_completed', 'run_failed', 'run_aborted'];

@@ -27,6 +27,8 @@ export interface RunRow {
   trigger?: JsonObject | null;
   parent_run_id?: string | null;
   forked_from?: JsonObject | null;
+  concurrency_key?: string | null;
+  slot?: string | null;
 }
 
 /** Typed by the contract the client library reads (src/contract/types.ts). */
@@ -48,6 +50,8 @@ export function runDescriptor(row: RunRow): RunDescriptor {
     trigger: (row.trigger as RunDescriptor['trigger']) ?? null,
     parent_run_id: row.parent_run_id ?? null,
     ...(row.forked_from ? { forked_from: row.forked_from as RunDescriptor['forked_from'] } : {}),
+    // Only under spec.concurrency, while the run holds or waits for a slot: other descriptors keep their shape.
+    ...(row.slot === 'held' || row.slot === 'waiting' ? { concurrency: { key: row.concurrency_key ?? '', slot: row.slot } } : {}),
     status_url: `/api/runs/${row.id}`,
     events_url: `/api/runs/${row.id}/events`,
     approval: approval
@@ -85,6 +89,8 @@ export function descriptorOfState(state: RunState): RunDescriptor {
     trigger: state.trigger,
     parent_run_id: state.parentRunId,
     forked_from: state.forkedFrom,
+    concurrency_key: state.slot?.key ?? null,
+    slot: state.slot?.state ?? null,
   });
 }
 

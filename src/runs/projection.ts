@@ -30,6 +30,7 @@ function stateOf(row: Row): RunState {
     parentRunId: (row.parent_run_id as string | null) ?? null,
     awaitedChild: (row.awaited_child as string | null) ?? null,
     forkedFrom: (row.forked_from as RunState['forkedFrom']) ?? null,
+    slot: row.slot === 'held' || row.slot === 'waiting' ? { key: String(row.concurrency_key ?? ''), state: row.slot } : null,
   };
 }
 
@@ -57,6 +58,8 @@ function rowOf(state: RunState): Row {
     parent_run_id: state.parentRunId,
     awaited_child: state.awaitedChild,
     forked_from: state.forkedFrom,
+    concurrency_key: state.slot?.key ?? null,
+    slot: state.slot?.state ?? null,
   };
 }
 

@@ -4,7 +4,7 @@ import type { RunChild } from '../contract/types.js';
 import type { RunRow } from './present.js';
 
 const COLUMNS = `id, workflow, schema_version, status, input, output, error, status_code, current_step, principal_id, tenant,
-  approval, pause_requested, wake_at, last_seq, created_at, updated_at, trigger, parent_run_id, forked_from`;
+  approval, pause_requested, wake_at, last_seq, created_at, updated_at, trigger, parent_run_id, forked_from, concurrency_key, slot`;
 
 /** The tenant as db/0012_run_search.sql indexes it: never NULL, so the index order serves the page. */
 const TENANT_KEY = `coalesce('=' || tenant, '')`;

@@ -24,6 +24,7 @@ import { findChildren, findRun, searchRuns } from './queries.js';
 import { encodeCursor, parseRunSearch } from './search.js';
 import { exportRun } from './transfer.js';
 import type { RunStarter } from './trigger/startRun.js';
+import { withQueuePosition } from './concurrency/slots.js';
 
 const steerBody = compileValidator<{ message: string }>({
   type: 'object',
@@ -101,7 +102,7 @@ export function runsRouter(deps: RunRoutesDeps): Router {
 
   router.get('/api/runs/:id', authenticator.authenticate, async (req, res) => {
     const run = await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'));
-    res.json({ ...runDescriptor(run), children: await findChildren(pool, run.id) });
+    res.json({ ...(await withQueuePosition(pool, runDescriptor(run))), children: await findChildren(pool, run.id) });
   });
 
   router.get('/api/runs/:id/events', authenticator.require(readRule), async (req, res) => {

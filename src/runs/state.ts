@@ -71,7 +71,14 @@ export interface RunState {
   childFinished: ChildFinished | null;
   /** A fork's source run and step, as its run_started says (null: not a fork). */
   forkedFrom: ForkedFrom | null;
+  /**
+   * Its place under spec.concurrency: waiting for a slot of `key`, or holding one (null: neither; a
+   * run of a workflow with a limit acquires a slot before its next step runs).
+   */
+  slot: RunSlot | null;
 }
+
+export type RunSlot = { key: string; state: 'held' | 'waiting' };
 
 export const initialRunState: RunState = {
   exists: false,
@@ -101,6 +108,7 @@ export const initialRunState: RunState = {
   awaitedChild: null,
   childFinished: null,
   forkedFrom: null,
+  slot: null,
 };
 
 export function isTerminal(status: RunStatus): boolean {
@@ -109,8 +117,26 @@ export function isTerminal(status: RunStatus): boolean {
 
 const waitingOn = (approval: Approval): RunStatus => (approval.kind === 'tool' ? 'waiting_approval' : 'waiting_human');
 
+/** A run gives up its slot when it waits for a person, a time or a child run, is paused, or ends: nothing of it runs then. */
+const RELEASES_SLOT: ReadonlySet<string> = new Set([
+  'approval_requested',
+  'paused',
+  'step_attempt_failed',
+  'timer_started',
+  'run_completed',
+  'run_failed',
+  'run_aborted',
+]);
+
 /** Folds one journal event; `at` is when it was recorded. */
 export function evolveRun(state: RunState, event: RunEvent, at: string, position: number): RunState {
+  const evolved = evolveStatus(state, event, at, position);
+  // A parent waiting for its child gives its slot up too (a child of a workflow of the same limit would otherwise wait on its parent).
+  const releases = RELEASES_SLOT.has(event.type) || (event.type === 'child_started' && evolved.status === 'waiting_child');
+  return evolved.slot !== null && releases ? { ...evolved, slot: null } : evolved;
+}
+
+function evolveStatus(state: RunState, event: RunEvent, at: string, position: number): RunState {
   const next: RunState = { ...state, version: position, updatedAt: at };
   if (isTimedEvent(event)) return evolveTimed(state, next, event);
   switch (event.type) {
@@ -156,6 +182,9 @@ export function evolveRun(state: RunState, event: RunEvent, at: string, position
     case 'tool_result':
     case 'agent_progress':
       return next;
+    case 'run_queued':
+    case 'run_dequeued':
+      return evolveQueue(state, next, event);
     default:
       return unknownEvent(event);
   }
@@ -228,6 +257,19 @@ function evolveTimed(state: RunState, next: RunState, event: TimedEvent): RunSta
     case 'timer_fired':
       return { ...next, status: status('running'), wake: null };
   }
+}
+
+/**
+ * Queued, the run keeps what it waited for (a due timer, a decision): once it has a slot it goes on
+ * from there, a due wake first.
+ */
+function evolveQueue(state: RunState, next: RunState, event: RunEvent<'run_queued' | 'run_dequeued'>): RunState {
+  if (isTerminal(state.status)) return next;
+  const { key } = event.data.payload;
+  if (event.type === 'run_queued') return { ...next, status: 'queued', slot: { key, state: 'waiting' } };
+  // Holding a slot it executes: `running`, or its due wake first (fired or retried by the drive).
+  const status = state.status !== 'queued' ? state.status : state.wake ? state.wake.status : 'running';
+  return { ...next, status, slot: { key, state: 'held' } };
 }
 
 function evolveEnd(next: RunState, event: RunEvent<'run_completed' | 'run_failed' | 'run_aborted'>): RunState {

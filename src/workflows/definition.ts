@@ -1,5 +1,6 @@
 // Workflow documents: the typed shape the engine runs (DESIGN section 3).
 import type { ProjectDocument } from '../project/documents.js';
+import { toConcurrency, type ConcurrencyDefinition } from './concurrency.js';
 import { toSchedules, type ScheduleDefinition } from './schedules.js';
 
 export const STEP_KINDS = ['Functional', 'Agent', 'MCP', 'APICall', 'Router', 'Response', 'ModelOp', 'HumanInTheLoop', 'Wait', 'Workflow'] as const;
@@ -46,6 +47,8 @@ export interface WorkflowDefinition {
     mcpEnabled: boolean;
     schedules: ScheduleDefinition[];
   };
+  /** spec.concurrency (null: every run starts at once). */
+  concurrency: ConcurrencyDefinition | null;
   output: string | null;
   steps: StepDefinition[];
   file: string;
@@ -80,6 +83,7 @@ export function toWorkflowDefinition(document: ProjectDocument): WorkflowDefinit
       mcpEnabled: mcp.enabled === true,
       schedules: toSchedules(trigger.schedule),
     },
+    concurrency: toConcurrency(spec.concurrency),
     output: typeof spec.output === 'string' ? spec.output : null,
     steps: steps.map((raw, index) => toStep(asRecord(raw), index)),
     file: document.file,

@@ -12,6 +12,8 @@ export interface WorkflowSummary {
 export interface WorkflowManifest extends WorkflowSummary {
   name: string;
   steps: { id: string; kind: string }[];
+  /** spec.concurrency as written (the key template, not a key's value); null without one. */
+  concurrency: { limit: number; key: string | null; on_limit: string } | null;
 }
 
 /** The path a workflow answers on: its own trigger path, else the generic runs route. */
@@ -31,5 +33,11 @@ export function workflowSummary(workflow: WorkflowDefinition): WorkflowSummary {
 }
 
 export function workflowManifest(workflow: WorkflowDefinition): WorkflowManifest {
-  return { name: workflow.name, ...workflowSummary(workflow), steps: workflow.steps.map((s) => ({ id: s.id, kind: s.kind })) };
+  const { concurrency } = workflow;
+  return {
+    name: workflow.name,
+    ...workflowSummary(workflow),
+    steps: workflow.steps.map((s) => ({ id: s.id, kind: s.kind })),
+    concurrency: concurrency ? { limit: concurrency.limit, key: concurrency.key, on_limit: concurrency.onLimit } : null,
+  };
 }

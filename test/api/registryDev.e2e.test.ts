@@ -31,13 +31,24 @@ describe('GET /registry', () => {
     const { workflows, models, artifacts, agent_models: agentModels } = registry.body;
     const brief = (entries: any[]) => entries.map((e) => ({ name: e.name, version: e.version, enabled: e.enabled }));
     expect(brief(workflows)).to.have.deep.members(
-      ['classify', 'cool_off', 'flaky_quote', 'heartbeat', 'hello', 'open_ticket', 'refund', 'service_status', 'support_agent', 'welcome', 'what_time'].map(
-        (name) => ({
-          name,
-          version: 'v1',
-          enabled: true,
-        }),
-      ),
+      [
+        'classify',
+        'cool_off',
+        'flaky_quote',
+        'heartbeat',
+        'hello',
+        'one_at_a_time',
+        'open_ticket',
+        'refund',
+        'service_status',
+        'support_agent',
+        'welcome',
+        'what_time',
+      ].map((name) => ({
+        name,
+        version: 'v1',
+        enabled: true,
+      })),
     );
     expect(brief(models)).to.have.deep.members([
       { name: 'Customer', version: 'v1', enabled: true },

@@ -12,6 +12,7 @@ function workflow(steps: Pick<StepDefinition, 'id' | 'kind' | 'routes'>[]): Work
     requiredGroup: null,
     contextModels: [],
     trigger: { path: null, method: 'POST', isPublic: false, inputSchema: null, responseSchema: null, mcpEnabled: false, schedules: [] },
+    concurrency: null,
     output: null,
     steps: steps.map((s) => ({ ...s, config: {} })),
     file: 'w.yaml',

@@ -37,6 +37,7 @@ function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, s
     description: [
       `Runs workflow \`${workflow.name}\` (${workflow.version}). Answers 201 with the output (header \`X-Svc-Run-Id\`), or 202 with the run when it waits for a human or runs longer than the sync timeout; \`?wait=false\` answers 202 at once. \`Accept: text/event-stream\` streams step events.`,
       gates ? `Requires ${gates} (or \`iam:admin\`).` : undefined,
+      concurrencyNote(workflow),
     ]
       .filter(Boolean)
       .join('\n\n'),
@@ -57,6 +58,11 @@ function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, s
       400: envelope('The run ended through an error route (or, in the Error shape, an Idempotency-Key that is empty or not 1-255 printable ASCII)'),
       405: { description: 'Wrong method for this trigger path' },
       413: ERRORS[413],
+      ...(workflow.concurrency?.onLimit === 'reject'
+        ? {
+            429: { ...ERRORS[429], description: 'The concurrency limit is full (`TOO_MANY_REQUESTS`, header `Retry-After`): nothing was started.' },
+          }
+        : {}),
       500: envelope('The run failed'),
       503: {
         description:
@@ -66,6 +72,16 @@ function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, s
     },
   });
   return op;
+}
+
+/** What spec.concurrency does to a start, for the operation's description. */
+function concurrencyNote(workflow: WorkflowDefinition): string | undefined {
+  const limit = workflow.concurrency;
+  if (!limit) return undefined;
+  const per = limit.key ? ` per value of \`${limit.key}\`` : '';
+  const full =
+    limit.onLimit === 'reject' ? 'a start is refused with 429 and `Retry-After`' : 'a run waits as `queued` and starts in arrival order as slots free';
+  return `At most ${limit.limit} run(s) execute at once${per}; beyond that ${full}.`;
 }
 
 export function workflowPaths(workflows: WorkflowRegistry, models: ModelRegistry, schemas: Schemas): Record<string, PathItem> {

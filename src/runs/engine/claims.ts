@@ -25,6 +25,8 @@ export interface ClaimedRuns {
   activeRunIds(): string[];
   /** `leasedAt`: the run was just leased to this process (performance.now() before the claim). */
   resume(runId: string, leasedAt?: number): Promise<void>;
+  /** Gives free concurrency slots to queued runs, at most `room`: answers the runs dequeued (nobody drives them yet). */
+  admitQueued(room: number): Promise<string[]>;
 }
 
 export class RunClaims {
@@ -33,6 +35,8 @@ export class RunClaims {
   private heartbeat: NodeJS.Timeout | undefined;
   private claimTimer: NodeJS.Timeout | undefined;
   private claiming = false;
+  /** A claim was asked for while one ran (a slot came free meanwhile): one more follows it. */
+  private claimAgain = false;
   /** The last claim took all it had room for: more runs may be due (timers falling due together). */
   private backlog = false;
   private soon: NodeJS.Timeout | undefined;
@@ -64,9 +68,12 @@ export class RunClaims {
     clearTimeout(this.soon);
   }
 
-  /** A drive here ended: with a backlog, its room is claimed again now rather than at the next tick. */
-  driveEnded(): void {
-    if (!this.backlog || this.claiming || this.soon) return;
+  /**
+   * A drive here ended: with a backlog, its room is claimed again now rather than at the next tick;
+   * a run that held a concurrency slot hands it to the next queued run now, too.
+   */
+  driveEnded(freedSlot = false): void {
+    if (!(this.backlog || freedSlot) || this.soon) return;
     // A moment's wait lets the drives ending together free their room for one claim, not one each.
     this.soon = setTimeout(() => {
       this.soon = undefined;
@@ -80,11 +87,17 @@ export class RunClaims {
   }
 
   private async claim(): Promise<void> {
-    if (this.claiming || this.stopped) return;
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
     this.claiming = true;
+    this.claimAgain = false;
     const { pool, owner, leaseMs, maxActiveRuns = 100, logger } = this.options;
     try {
       await this.resumeCutOff();
+      await this.dequeue(maxActiveRuns - this.runs.activeRunIds().length);
       const room = maxActiveRuns - this.runs.activeRunIds().length;
       if (room <= 0) return;
       const claimedAt = performance.now();
@@ -97,7 +110,15 @@ export class RunClaims {
       logger.warn({ err: error }, 'claiming runs failed');
     } finally {
       this.claiming = false;
+      if (this.claimAgain) this.driveEnded(true);
     }
+  }
+
+  /** Queued runs whose slot came free are resumed here; another worker's claims pick up any this one cannot start. */
+  private async dequeue(room: number): Promise<void> {
+    const admitted = await this.runs.admitQueued(room);
+    const resumed = await Promise.allSettled(admitted.map((runId) => this.runs.resume(runId)));
+    resumed.forEach((r, i) => r.status === 'rejected' && this.options.logger.warn({ err: r.reason, runId: admitted[i] }, 'resuming a dequeued run failed'));
   }
 
   /**

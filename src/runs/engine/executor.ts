@@ -24,6 +24,7 @@ import { acquireLease, keepLease, releaseLease } from './leases.js';
 import { RunGroupCommit } from './runGroupCommit.js';
 import { foldRun, initialRunState, isTerminal, WAITING_STATUSES, type RunState } from '../state.js';
 import { StepRunner } from './stepRunner.js';
+import { admissionOf, dequeueWaiting } from '../concurrency/admission.js';
 import type { StepDeps } from './steps/types.js';
 
 export interface ExecutorOptions {
@@ -87,7 +88,11 @@ export class RunExecutor {
     const here = { ...options, pool: store.pool, owner: this.owner, children };
     this.writer = new DriveWriter(store, new RunGroupCommit(store, this.owner, leaseMs, GROUP_COMMIT_LIMITS), clock);
     this.runner = new StepRunner(this.writer, here);
-    this.claims = new RunClaims(here, { activeRunIds: () => [...this.active.keys()], resume: (runId, leasedAt) => this.resume(runId, leasedAt) });
+    this.claims = new RunClaims(here, {
+      activeRunIds: () => [...this.active.keys()],
+      resume: (runId, leasedAt) => this.resume(runId, leasedAt),
+      admitQueued: (room) => dequeueWaiting(store, options.workflows, room),
+    });
   }
 
   /** Listens for control events (resumes and decisions of runs not driven here), heartbeats leases, claims orphaned runs. */
@@ -129,9 +134,10 @@ export class RunExecutor {
     const drive: Drive = newDrive({ runId, workflow, recorded: [], committed: initialRunState, markDurable: () => settleRecording(recordingOf(drive)) });
     this.writer.push(drive, runStarted(runId, request));
     this.active.set(runId, drive);
-    if (commitFirst) {
+    // Under spec.concurrency the start is admitted (or queued, or refused) in the commit of run_started.
+    if (commitFirst || workflow.concurrency) {
       try {
-        await this.writer.flush(drive);
+        await this.writer.flush(drive, workflow.concurrency ? admissionOf(drive.state, workflow.concurrency, true) : undefined);
       } catch (error) {
         this.active.delete(runId);
         const recorded = recordingOf(drive);
@@ -217,7 +223,7 @@ export class RunExecutor {
       control.unsubscribe();
       this.active.delete(drive.runId);
       if (drive.holdsLease) await releaseLease(this.options.store.pool, drive.runId, this.owner).catch(() => undefined);
-      this.claims.driveEnded();
+      this.claims.driveEnded(drive.workflow.concurrency !== null);
     }
     // What the journal holds, not what this drive had in hand: an answer never reports an outcome
     // that was not recorded (a failure the drive could not journal, steps a lost commit dropped).

@@ -79,7 +79,7 @@ export const CLAIM_RUNS_SQL = `WITH due AS (
        FOR UPDATE OF r SKIP LOCKED
      ), orphaned AS (
        SELECT r.id FROM svc_runs r
-       WHERE r.status IN ('queued', 'running')
+       WHERE r.status IN ('queued', 'running') AND r.slot IS DISTINCT FROM 'waiting'
          AND NOT EXISTS (SELECT 1 FROM svc_run_leases l WHERE l.run_id = r.id AND l.expires_at > now())
        ORDER BY r.updated_at LIMIT $3
        FOR UPDATE OF r SKIP LOCKED
@@ -95,7 +95,8 @@ export const CLAIM_RUNS_SQL = `WITH due AS (
 /**
  * Claims up to `limit` runs that need a worker and that nobody holds: runs whose wait for a time is
  * over (a retry, a timer: through the partial index on wake_at, oldest due first), then queued or
- * running runs (their process died, or they were resumed elsewhere).
+ * running runs (their process died, or they were resumed elsewhere). Runs waiting for a concurrency
+ * slot are not claimed: admission (runs/concurrency) dequeues them first.
  */
 export async function claimRuns(db: Queryable, owner: string, ttlMs: number, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ run_id: string }>(CLAIM_RUNS_SQL, [owner, ttlMs, limit]);

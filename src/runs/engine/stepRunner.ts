@@ -19,6 +19,7 @@ import { humanApproval, humanOutcome } from './steps/human.js';
 import { NO_CHANGES, type StepDeps } from './steps/types.js';
 import { waitFiresAt } from './steps/wait.js';
 import { attemptEvents, attemptOf, untilWake } from './timed.js';
+import { admissionOf } from '../concurrency/admission.js';
 
 export interface StepRunnerOptions {
   pool: Pool;
@@ -64,6 +65,7 @@ export class StepRunner {
         await this.finish(drive);
         break;
       }
+      if (!(await this.holdsSlot(drive))) break;
       await this.confirmLease(drive);
       const step = drive.workflow.steps.find((s) => s.id === nextStep);
       if (!step) {
@@ -91,6 +93,19 @@ export class StepRunner {
     this.writer.push(drive, runEvent('run_failed', { error: { message: mismatch, details: MISMATCH_DETAILS }, status_code: 500 }));
     await this.writer.flush(drive);
     return true;
+  }
+
+  /**
+   * Under spec.concurrency a run executes steps only while it holds a slot: one it does not hold yet
+   * (a start, a run back from a person, a timer or a retry) is admitted in a commit of its own, or
+   * queued; a queued run's drive ends here, and a dequeue pass brings it back on any worker.
+   */
+  private async holdsSlot(drive: Drive): Promise<boolean> {
+    const policy = drive.workflow.concurrency;
+    if (!policy || drive.state.slot?.state === 'held') return true;
+    if (drive.state.slot?.state === 'waiting') return false;
+    await this.writer.flush(drive, admissionOf(drive.state, policy, !drive.committed.exists));
+    return drive.state.slot?.state === 'held';
   }
 
   /** A stall (GC, a blocked event loop) may have outlived the lease: never start a step on a run another process may have taken over. */

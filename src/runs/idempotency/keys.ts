@@ -11,7 +11,7 @@ import type { JsonObject, JsonValue } from '../../kernel/json.js';
 import type { Logger } from '../../kernel/logger.js';
 import { asRunEvent, runStream } from '../events.js';
 import { foldRun, isTerminal, type RunState } from '../state.js';
-import { KEY_CLAIMED, keyStream, type IdempotencyKeyClaimed } from './projection.js';
+import { KEY_CLAIMED, KEY_RELEASED, keyStream, type IdempotencyKeyClaimed, type IdempotencyKeyReleased } from './projection.js';
 import { deleteExpiredKeys, findKey, type KeyRow } from './queries.js';
 
 /** What a key is scoped to: the workflow, who calls (a user, or an anonymous caller's address) and the key. */
@@ -94,6 +94,13 @@ export class IdempotencyKeys {
       }
     }
     throw new UnavailableError('This Idempotency-Key is contended; retry');
+  }
+
+  /** Gives the claim for `runId` back when its run was refused before it started: a retry with the key starts a run then. */
+  async release(scope: KeyScope, runId: string, reason: string): Promise<void> {
+    const keyHash = keyHashOf(scope);
+    const released: IdempotencyKeyReleased = { key_hash: keyHash, run_id: runId, reason };
+    await this.deps.store.append({ streamId: keyStream(keyHash), expectedVersion: 'any', events: [{ type: KEY_RELEASED, data: released }] });
   }
 
   /**

@@ -5,6 +5,8 @@ import type { JsonObject } from '../../kernel/json.js';
 import { defineProjection, type Row } from '../../projections/types.js';
 
 export const KEY_CLAIMED = 'idempotency_key_claimed';
+/** The claim of `run_id` is given back: its run was never started (a concurrency limit refused it), so the key is free again. */
+export const KEY_RELEASED = 'idempotency_key_released';
 
 /**
  * A key taken for a run. Only hashes are kept: `key_hash` of the workflow, the caller and the key,
@@ -18,6 +20,12 @@ export interface IdempotencyKeyClaimed extends JsonObject {
   expires_at: string;
 }
 
+export interface IdempotencyKeyReleased extends JsonObject {
+  key_hash: string;
+  run_id: string;
+  reason: string;
+}
+
 export const keyStream = (keyHash: string) => `idempotency-${keyHash}`;
 
 /**
@@ -29,9 +37,11 @@ export const idempotencyKeysProjection = defineProjection({
   version: 1,
   table: 'svc_idempotency_keys',
   key: ['key_hash'],
-  eventTypes: [KEY_CLAIMED],
+  eventTypes: [KEY_CLAIMED, KEY_RELEASED],
   keysOf: (event: RecordedEvent) => [{ key_hash: String(event.data.key_hash) }],
-  evolve(_row: Row | null, _key, event): Row {
+  evolve(row: Row | null, _key, event): Row | null {
+    // Only the claim it names: a later claim of the key stays.
+    if (event.type === KEY_RELEASED) return row && row.run_id === event.data.run_id ? null : row;
     const claim = event.data as IdempotencyKeyClaimed;
     return {
       key_hash: claim.key_hash,

@@ -2,13 +2,13 @@
 // input checked against its input schema, the start, the wait within SVC_SYNC_TIMEOUT_MS, and an
 // answer only for a run the journal holds (docs/operations.md, "During a database outage").
 import type { Principal } from '../../kernel/access.js';
-import { UnavailableError, ValidationError } from '../../kernel/errors.js';
+import { ConcurrencyLimitError, UnavailableError, ValidationError } from '../../kernel/errors.js';
 import { inspectJson, isJsonObject, refuseUnsafeJson, type JsonObject } from '../../kernel/json.js';
 import { compileValidator, type Validator } from '../../kernel/validation.js';
 import type { ModelRegistry } from '../../models/registry.js';
 import type { WorkflowDefinition } from '../../workflows/definition.js';
 import { inputSchemaOf } from '../../workflows/schemas.js';
-import type { RunExecutor, StartRun } from '../engine/executor.js';
+import type { RunExecutor, StartedRun, StartRun } from '../engine/executor.js';
 import { notRecordedError } from '../engine/recording.js';
 import type { ScheduleTrigger } from '../events.js';
 import { isTerminal, type RunState } from '../state.js';
@@ -79,9 +79,10 @@ export class RunStarter {
     const start = await this.admitKeyed(request);
     // A replay waits for the first run as long as the first request did.
     if ('replay' in start) return { runId: start.replay, state: await this.replayState(start.replay, true), replayed: true };
-    const { runId, finished, recording } = await executor.startRun(start, false);
+    const deadline = Date.now() + syncTimeoutMs;
+    const { runId, finished, recording } = await this.startClaimed(request, start, false);
     // As journaled: a terminal state here is recorded.
-    const state = await settleWithin(finished, syncTimeoutMs);
+    const state = await this.queuedToEnd(runId, await settleWithin(finished, syncTimeoutMs), deadline);
     if (state && isTerminal(state.status)) return { runId, state };
     await executor.makeDurable(runId);
     const recorded = await recording;
@@ -99,8 +100,20 @@ export class RunStarter {
       const journaled = await this.replayState(start.replay, false);
       return { runId: start.replay, input: journaled.input, journaled, replayed: true };
     }
-    const { runId, journaled } = await this.deps.executor.startRun(start, true);
+    const { runId, journaled } = await this.startClaimed(request, start, true);
     return { runId, input: start.input, journaled };
+  }
+
+  /** A start its concurrency limit refused gives its Idempotency-Key back: the client's retry after Retry-After starts the run. */
+  private async startClaimed(request: RunStartRequest, start: StartRun, commitFirst: boolean): Promise<StartedRun> {
+    try {
+      return await this.deps.executor.startRun(start, commitFirst);
+    } catch (error) {
+      if (error instanceof ConcurrencyLimitError && request.idempotency && start.runId) {
+        await this.deps.idempotency.release({ workflow: start.workflow.name, ...request.idempotency }, start.runId, 'concurrency limit');
+      }
+      throw error;
+    }
   }
 
   /** Admitted, then its Idempotency-Key claimed for the run (or the run of the key's first request). */
@@ -110,6 +123,15 @@ export class RunStarter {
     const scope = { workflow: start.workflow.name, ...request.idempotency };
     const claim = await this.deps.idempotency.claim(scope, start.input);
     return claim.kind === 'replay' ? { replay: claim.runId } : { ...start, runId: claim.runId };
+  }
+
+  /**
+   * A run queued for a concurrency slot is waited for as a long run is, within the sync timeout: its
+   * drive here ended, and the worker that dequeues it may be another.
+   */
+  private async queuedToEnd(runId: string, state: RunState | undefined, deadline: number): Promise<RunState | undefined> {
+    if (state?.slot?.state !== 'waiting' || Date.now() >= deadline) return state;
+    return (await this.deps.idempotency.runState(runId, deadline - Date.now(), true)) ?? state;
   }
 
   /** The first run of a key, within the sync timeout; a claim whose run is not journaled by then is a 503. */
