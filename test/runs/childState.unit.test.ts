@@ -68,4 +68,11 @@ describe('run state: child runs', () => {
     const aborted = fold([started, child('c1', true), runEvent('run_aborted', { by: 'u', reason: 'r' }), ended('c1')]);
     expect(aborted).to.include({ status: 'aborted', childFinished: null });
   });
+
+  it('a parent waiting for its child gives up its concurrency slot; one that fires and forgets keeps it', () => {
+    const holding = [started, runEvent('run_dequeued', { key: '' }), runEvent('step_started', {}, step)];
+    expect(fold(holding).slot).to.deep.equal({ key: '', state: 'held' });
+    expect(fold([...holding, child('c1', true)]).slot).to.equal(null);
+    expect(fold([...holding, child('c1', false)]).slot).to.deep.equal({ key: '', state: 'held' });
+  });
 });
