@@ -84,8 +84,7 @@ export class RunExecutor {
 
   constructor(private readonly options: ExecutorOptions) {
     const { store, clock, leaseMs } = options;
-    const children = { workflows: options.workflows, models: options.steps.models, logger: options.logger, resume: (runId: string) => this.resume(runId) };
-    const here = { ...options, pool: store.pool, owner: this.owner, children };
+    const here = { ...options, pool: store.pool, owner: this.owner, resumeRun: (id: string) => this.resume(id) };
     this.writer = new DriveWriter(store, new RunGroupCommit(store, this.owner, leaseMs, GROUP_COMMIT_LIMITS), clock);
     this.runner = new StepRunner(this.writer, here);
     this.claims = new RunClaims(here, {
