@@ -189,6 +189,17 @@ describe('child workflows: the Workflow step', function () {
     await b.kill();
   });
 
+  it('under spec.concurrency limit 1, a parent waiting for a child of the same workflow frees its slot for it', async () => {
+    const parent = await fire(a, 'one_slot', { leaf: false, is_leaf: true });
+    const done = await waitForStatus(a.url, token, parent, ['completed', 'failed'], 30_000);
+    expect(done.output).to.deep.equal({ inner: { leaf: true } });
+    const types = (await journalOf(db, parent)).map((e) => e.type);
+    expect(
+      types.filter((t) => t === 'run_dequeued'),
+      'the parent took a slot again after its child ended',
+    ).to.have.length(2);
+  });
+
   it('a workflow that calls itself fails at depth 10 with a clear message, on the step error route', async () => {
     const top = await fire(a, 'recurse', {});
     const done = await waitForStatus(a.url, token, top, ['completed', 'failed'], 60_000);
