@@ -18,7 +18,17 @@ export type Identity = {
 };
 
 export type RunStatus =
-  'queued' | 'running' | 'waiting_human' | 'waiting_approval' | 'waiting_retry' | 'waiting_timer' | 'paused' | 'completed' | 'failed' | 'aborted';
+  | 'queued'
+  | 'running'
+  | 'waiting_human'
+  | 'waiting_approval'
+  | 'waiting_retry'
+  | 'waiting_timer'
+  | 'waiting_child'
+  | 'paused'
+  | 'completed'
+  | 'failed'
+  | 'aborted';
 
 export type PendingApprovalRef = {
   approval_id: string;
@@ -46,14 +56,20 @@ export type RunDescriptor = {
   status_url: string;
   events_url: string;
   approval: PendingApprovalRef | null;
-  /** How the run was started: `http`, `api`, `grpc`, `mcp`, or a schedule's tick. */
+  /** How the run was started: `http`, `api`, `grpc`, `mcp`, `workflow` (a child run), or a schedule's tick. */
   trigger?: RunTrigger | null;
+  /** The run whose Workflow step started this one; null for a top-level run. */
+  parent_run_id?: string | null;
+  /** Run detail only: the runs this run's Workflow steps started, oldest first. */
+  children?: RunChild[];
   /** Present on a forked run (POST /api/runs/{id}/fork): the run and step it was forked from. */
   forked_from?: { run_id: string; step_id: string };
   /** Under spec.concurrency, while the run holds a slot or waits for one: its key value and which (absent otherwise). */
   concurrency?: RunConcurrency;
 };
 
+/** A child run as its parent's detail lists it. */
+export type RunChild = { run_id: string; workflow: string; status: RunStatus };
 /** `queue_position` (1: next to start) is in run detail for a run waiting for a slot. */
 export type RunConcurrency = { key: string; slot: 'held' | 'waiting'; queue_position?: number };
 

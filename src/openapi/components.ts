@@ -2,6 +2,7 @@
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { anyObject, bool, int, object, ref, str, strings, uuid } from './builders.js';
 import { RUN_EVENT_TYPES } from '../runs/events.js';
+import { RUN_STATUSES } from '../runs/state.js';
 import { STEP_KINDS } from '../workflows/definition.js';
 import { ERROR_CODES } from '../kernel/errors.js';
 
@@ -80,10 +81,7 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         id: uuid,
         workflow: str,
         schema_version: str,
-        status: {
-          type: 'string',
-          enum: ['queued', 'running', 'waiting_human', 'waiting_approval', 'waiting_retry', 'waiting_timer', 'paused', 'completed', 'failed', 'aborted'],
-        },
+        status: { type: 'string', enum: [...RUN_STATUSES] },
         input: anyObject,
         output: {},
         error: { type: ['object', 'null'] },
@@ -104,6 +102,12 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         trigger: {
           description: 'How the run was started (`http`, `api`, `grpc`, `mcp`, `schedule`, `fork`); a schedule names its schedule and tick.',
           oneOf: [{ type: 'null' }, object({ type: str, schedule_id: str, scheduled_at: { type: 'string', format: 'date-time' } }, ['type'])],
+        },
+        parent_run_id: { type: ['string', 'null'], format: 'uuid', description: 'The run whose Workflow step started this one; null for a top-level run.' },
+        children: {
+          type: 'array',
+          description: 'Run detail only: the runs this run started with Workflow steps, oldest first.',
+          items: object({ run_id: uuid, workflow: str, status: str }, ['run_id', 'workflow', 'status']),
         },
         forked_from: {
           ...object({ run_id: uuid, step_id: str }, ['run_id', 'step_id']),

@@ -2,14 +2,15 @@
 import { runCommand } from '../eventstore/command.js';
 import type { EventStore } from '../eventstore/store.js';
 import type { EventMetadata } from '../eventstore/types.js';
+import type { NewEvent, RecordedEvent } from '../eventstore/types.js';
 import { foldRun, isTerminal, type RunState, type RunStatus } from './state.js';
 import { ConflictError, NotFoundError } from '../kernel/errors.js';
-import { asRunEvent, runEvent, runStream, type RunEvent } from './events.js';
+import { asRunEvent, copiedFromOf, runEvent, runStream, type RunEvent } from './events.js';
 
 export type ControlAction = 'pause' | 'resume' | 'abort' | 'steer';
 
 /** Nothing of the run runs in these: a pause takes effect at once. */
-const AT_REST: readonly RunStatus[] = ['waiting_human', 'waiting_approval', 'waiting_retry', 'waiting_timer'];
+const AT_REST: readonly RunStatus[] = ['waiting_human', 'waiting_approval', 'waiting_retry', 'waiting_timer', 'waiting_child'];
 
 /** Pure: the control event for the action, or a 409 when the run is not in a state that takes it. */
 export function decideControl(state: RunState, action: ControlAction, by: string, message?: string): RunEvent | null {
@@ -41,12 +42,63 @@ export async function controlRun(
   message?: string,
   metadata?: EventMetadata,
 ): Promise<void> {
+  if (action === 'abort') return abortRunTree(store, runId, by, message ?? 'aborted on request', metadata);
   const stream = runStream(runId);
   await runCommand(store, {
     streams: [stream],
     decide: (read) => {
       const event = decideControl(foldRun(read.get(stream)!.map((e) => asRunEvent(e))), action, by, message);
       return { events: event ? { [stream]: [event] } : {}, result: undefined };
+    },
+    ...(metadata ? { metadata } : {}),
+  });
+}
+
+const stateOf = (events: readonly RecordedEvent[] | undefined): RunState => foldRun((events ?? []).map((e) => asRunEvent(e)));
+
+/** The runs a run started with Workflow steps (both `wait` kinds), from its journal; a fork's copies name its source's children, not its own. */
+function childrenIn(events: readonly RecordedEvent[]): string[] {
+  return events.flatMap((e) => {
+    const event = asRunEvent(e);
+    return event.type === 'child_started' && copiedFromOf(e) === null ? [event.data.payload.run_id] : [];
+  });
+}
+
+/** The run, its parent (told of the abort) and every run below it (aborted with it): read level by level. */
+async function treeStreams(store: EventStore, runId: string): Promise<string[]> {
+  const root = await store.readWholeStream(runStream(runId));
+  const parent = stateOf(root).parentRunId;
+  const streams = [runStream(runId), ...(parent ? [runStream(parent)] : [])];
+  for (let level = childrenIn(root); level.length > 0;) {
+    streams.push(...level.map(runStream));
+    const journals = await Promise.all(level.map((id) => store.readWholeStream(runStream(id))));
+    level = journals.flatMap(childrenIn);
+  }
+  return streams;
+}
+
+/**
+ * An abort takes the run's running children (and theirs) with it, in one commit; a waiting parent
+ * hears it as the child's end (child_finished, status aborted) and takes its error route.
+ */
+async function abortRunTree(store: EventStore, runId: string, by: string, reason: string, metadata?: EventMetadata): Promise<void> {
+  const stream = runStream(runId);
+  await runCommand(store, {
+    streams: () => treeStreams(store, runId),
+    decide: (read) => {
+      const run = stateOf(read.get(stream));
+      const events: Record<string, NewEvent[]> = { [stream]: [decideControl(run, 'abort', by, reason)!] };
+      const below = [...read.keys()].filter((s) => s !== stream && s !== runStream(run.parentRunId ?? ''));
+      for (const child of below) {
+        const state = stateOf(read.get(child));
+        if (state.exists && !isTerminal(state.status)) events[child] = [decideControl(state, 'abort', by, `parent run ${runId} was aborted`)!];
+      }
+      const parent = run.parentRunId ? stateOf(read.get(runStream(run.parentRunId))) : null;
+      if (parent?.exists && !isTerminal(parent.status)) {
+        const error = { message: reason, details: `aborted by ${by}` };
+        events[runStream(parent.runId)] = [runEvent('child_finished', { run_id: runId, status: 'aborted', output: null, error })];
+      }
+      return { events, result: undefined };
     },
     ...(metadata ? { metadata } : {}),
   });

@@ -91,9 +91,23 @@ export type RunStarted = {
   first_step?: string | null;
   /** The run that started this one as its child (child workflows); absent for a top-level run. */
   parent_run_id?: string | null;
+  /** How deep this run is among runs that started runs (a child of a top-level run: 1); absent: 0. */
+  depth?: number;
   /** A fork (trigger `fork`): the run and step it was forked from; the events copied from that run follow. */
   forked_from?: ForkedFrom;
 };
+
+/** A Workflow step started a child run (its run_started is committed with this event). */
+export type ChildStarted = {
+  run_id: string;
+  workflow: string;
+  schema_version: string;
+  /** false: fire and forget, the step goes on without waiting for the child. */
+  wait: boolean;
+};
+
+/** A child run ended; written with the child's terminal event (or its abort) on the parent's stream. */
+export type ChildFinished = { run_id: string; status: 'completed' | 'failed' | 'aborted'; output: JsonValue; error?: RunError | null };
 
 /** Where a forked run came from: its journal starts with that run's events before `step_id`. */
 export type ForkedFrom = { run_id: string; step_id: string };
@@ -167,6 +181,8 @@ export interface RunEventPayloads {
   /** A Wait step's timer: the run waits until `fires_at`. */
   timer_started: { fires_at: string };
   timer_fired: { fires_at: string };
+  child_started: ChildStarted;
+  child_finished: ChildFinished;
   /**
    * The run waits for a slot of its workflow's spec.concurrency: `key` is its key's value ('' without
    * a key), `limit` the limit that was full. Its place in the queue is its arrival (run_started).
@@ -198,6 +214,8 @@ export const RUN_EVENT_TYPES = [
   'step_attempt_failed',
   'timer_started',
   'timer_fired',
+  'child_started',
+  'child_finished',
   'run_queued',
   'run_dequeued',
 ] as const satisfies readonly (keyof RunEventPayloads)[];
@@ -208,7 +226,15 @@ export const TERMINAL_EVENT_TYPES: readonly RunEventType[] = ['run_completed', '
  * the executor once a requested pause takes effect, or by the pause route for a run waiting on a
  * person; journals from before pause requests existed have it from the route alone.)
  */
-export const CONTROL_EVENT_TYPES: readonly RunEventType[] = ['pause_requested', 'paused', 'resumed', 'steered', 'run_aborted', 'approval_decided'];
+export const CONTROL_EVENT_TYPES: readonly RunEventType[] = [
+  'pause_requested',
+  'paused',
+  'resumed',
+  'steered',
+  'run_aborted',
+  'approval_decided',
+  'child_finished',
+];
 
 /** `agent_id` is the step id (`run` for run-level events), `engine` the step kind (`Workflow`). */
 export type RunEventData<T extends RunEventType = RunEventType> = { agent_id: string; engine: string; payload: RunEventPayloads[T] };

@@ -25,6 +25,7 @@ export interface RunRow {
   created_at: string;
   updated_at: string;
   trigger?: JsonObject | null;
+  parent_run_id?: string | null;
   forked_from?: JsonObject | null;
   concurrency_key?: string | null;
   slot?: string | null;
@@ -47,6 +48,7 @@ export function runDescriptor(row: RunRow): RunDescriptor {
     created_at: row.created_at,
     updated_at: row.updated_at,
     trigger: (row.trigger as RunDescriptor['trigger']) ?? null,
+    parent_run_id: row.parent_run_id ?? null,
     ...(row.forked_from ? { forked_from: row.forked_from as RunDescriptor['forked_from'] } : {}),
     // Only under spec.concurrency, while the run holds or waits for a slot: other descriptors keep their shape.
     ...(row.slot === 'held' || row.slot === 'waiting' ? { concurrency: { key: row.concurrency_key ?? '', slot: row.slot } } : {}),
@@ -85,6 +87,7 @@ export function descriptorOfState(state: RunState): RunDescriptor {
     created_at: state.createdAt,
     updated_at: state.updatedAt,
     trigger: state.trigger,
+    parent_run_id: state.parentRunId,
     forked_from: state.forkedFrom,
     concurrency_key: state.slot?.key ?? null,
     slot: state.slot?.state ?? null,

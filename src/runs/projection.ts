@@ -27,6 +27,8 @@ function stateOf(row: Row): RunState {
     createdAt: String(row.created_at),
     updatedAt: String(row.updated_at),
     trigger: (row.trigger as RunState['trigger']) ?? null,
+    parentRunId: (row.parent_run_id as string | null) ?? null,
+    awaitedChild: (row.awaited_child as string | null) ?? null,
     forkedFrom: (row.forked_from as RunState['forkedFrom']) ?? null,
     slot: row.slot === 'held' || row.slot === 'waiting' ? { key: String(row.concurrency_key ?? ''), state: row.slot } : null,
   };
@@ -53,6 +55,8 @@ function rowOf(state: RunState): Row {
     created_at: state.createdAt,
     updated_at: state.updatedAt,
     trigger: state.trigger,
+    parent_run_id: state.parentRunId,
+    awaited_child: state.awaitedChild,
     forked_from: state.forkedFrom,
     concurrency_key: state.slot?.key ?? null,
     slot: state.slot?.state ?? null,
@@ -61,7 +65,7 @@ function rowOf(state: RunState): Row {
 
 export const runsProjection = defineProjection({
   name: 'svc_runs',
-  version: 4,
+  version: 5,
   table: 'svc_runs',
   key: ['id'],
   eventTypes: RUN_EVENT_TYPES,
@@ -72,8 +76,7 @@ export const runsProjection = defineProjection({
     if (!row && event.type !== 'run_started') return null;
     const runEvent = asRunEvent(event);
     const state = evolveRun(row ? stateOf(row) : initialRunState, runEvent, event.recordedAt, event.streamPosition);
-    // The context is not kept here: it lives in the journal. The parent is set once, by run_started.
-    const parent = runEvent.type === 'run_started' ? (runEvent.data.payload.parent_run_id ?? null) : (row?.parent_run_id ?? null);
-    return { ...rowOf({ ...state, context: {} }), parent_run_id: parent };
+    // The context is not kept here: it lives in the journal.
+    return rowOf({ ...state, context: {} });
   },
 });

@@ -1,9 +1,10 @@
 // Reading runs from svc_runs.
 import type { Queryable } from '../db/pool.js';
+import type { RunChild } from '../contract/types.js';
 import type { RunRow } from './present.js';
 
 const COLUMNS = `id, workflow, schema_version, status, input, output, error, status_code, current_step, principal_id, tenant,
-  approval, pause_requested, wake_at, last_seq, created_at, updated_at, trigger, forked_from, concurrency_key, slot`;
+  approval, pause_requested, wake_at, last_seq, created_at, updated_at, trigger, parent_run_id, forked_from, concurrency_key, slot`;
 
 /** The tenant as db/0012_run_search.sql indexes it: never NULL, so the index order serves the page. */
 const TENANT_KEY = `coalesce('=' || tenant, '')`;
@@ -60,4 +61,12 @@ export async function searchRuns(db: Queryable, search: RunSearch): Promise<RunR
 export async function findRun(db: Queryable, id: string): Promise<RunRow | undefined> {
   const { rows } = await db.query<RunRow>(`SELECT ${COLUMNS} FROM svc_runs WHERE id = $1`, [id]);
   return rows[0];
+}
+
+/** The runs a run started (Workflow steps), oldest first: few per run, read through svc_runs_parent_idx. */
+export async function findChildren(db: Queryable, parentRunId: string): Promise<RunChild[]> {
+  const { rows } = await db.query<RunChild>('SELECT id AS run_id, workflow, status FROM svc_runs WHERE parent_run_id = $1 ORDER BY created_at, id', [
+    parentRunId,
+  ]);
+  return rows;
 }

@@ -20,7 +20,7 @@ import { controlRun, type ControlAction } from './control.js';
 import { forkRun } from './fork.js';
 import { runStream, TERMINAL_EVENT_TYPES, type RunEventType } from './events.js';
 import { presentRunEvent, runDescriptor, type RunRow } from './present.js';
-import { findRun, searchRuns } from './queries.js';
+import { findChildren, findRun, searchRuns } from './queries.js';
 import { encodeCursor, parseRunSearch } from './search.js';
 import { exportRun } from './transfer.js';
 import type { RunStarter } from './trigger/startRun.js';
@@ -101,8 +101,8 @@ export function runsRouter(deps: RunRoutesDeps): Router {
   });
 
   router.get('/api/runs/:id', authenticator.authenticate, async (req, res) => {
-    const run = runDescriptor(await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run')));
-    res.json(await withQueuePosition(pool, run));
+    const run = await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'));
+    res.json({ ...(await withQueuePosition(pool, runDescriptor(run))), children: await findChildren(pool, run.id) });
   });
 
   router.get('/api/runs/:id/events', authenticator.require(readRule), async (req, res) => {

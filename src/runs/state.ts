@@ -1,6 +1,6 @@
 // A run's state, folded from its journal: what the executor resumes from and the read model shows.
 import type { JsonObject, JsonValue } from '../kernel/json.js';
-import type { Approval, ApprovalDecided, ForkedFrom, RecordedRunEvent, RunError, RunEvent, RunPrincipal, RunTrigger } from './events.js';
+import type { Approval, ApprovalDecided, ChildFinished, ForkedFrom, RecordedRunEvent, RunError, RunEvent, RunPrincipal, RunTrigger } from './events.js';
 import { applyChanges } from '../workflows/template.js';
 
 /** The state names who started the run as its run_started event does. */
@@ -14,6 +14,7 @@ export const RUN_STATUSES = [
   'waiting_approval',
   'waiting_retry',
   'waiting_timer',
+  'waiting_child',
   'paused',
   'completed',
   'failed',
@@ -22,7 +23,7 @@ export const RUN_STATUSES = [
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'aborted'];
 /** Nothing of the run runs: it waits for a resume or a decision (not for a worker). */
-export const WAITING_STATUSES: readonly RunStatus[] = ['paused', 'waiting_human', 'waiting_approval'];
+export const WAITING_STATUSES: readonly RunStatus[] = ['paused', 'waiting_human', 'waiting_approval', 'waiting_child'];
 /** Nothing of the run runs until a time: a step's next attempt, or a Wait step's timer. Claims pick it up then. */
 export type TimedStatus = 'waiting_retry' | 'waiting_timer';
 export const TIMED_STATUSES: readonly RunStatus[] = ['waiting_retry', 'waiting_timer'];
@@ -60,6 +61,14 @@ export interface RunState {
   updatedAt: string;
   /** As run_started says: `{type}`, with a schedule's tick for `schedule`. */
   trigger: RunTrigger | null;
+  /** The run that started this one (a Workflow step's child); null for a top-level run. */
+  parentRunId: string | null;
+  /** 0 for a top-level run, its parent's depth + 1 for a child. */
+  depth: number;
+  /** The child run a Workflow step with `wait: true` waits for (kept while the run is paused). */
+  awaitedChild: string | null;
+  /** How the awaited child ended, until the step that started it completes. */
+  childFinished: ChildFinished | null;
   /** A fork's source run and step, as its run_started says (null: not a fork). */
   forkedFrom: ForkedFrom | null;
   /**
@@ -94,6 +103,10 @@ export const initialRunState: RunState = {
   createdAt: '',
   updatedAt: '',
   trigger: null,
+  parentRunId: null,
+  depth: 0,
+  awaitedChild: null,
+  childFinished: null,
   forkedFrom: null,
   slot: null,
 };
@@ -104,7 +117,7 @@ export function isTerminal(status: RunStatus): boolean {
 
 const waitingOn = (approval: Approval): RunStatus => (approval.kind === 'tool' ? 'waiting_approval' : 'waiting_human');
 
-/** A run gives up its slot when it waits for a person or a time, is paused, or ends: nothing of it runs then. */
+/** A run gives up its slot when it waits for a person, a time or a child run, is paused, or ends: nothing of it runs then. */
 const RELEASES_SLOT: ReadonlySet<string> = new Set([
   'approval_requested',
   'paused',
@@ -118,7 +131,9 @@ const RELEASES_SLOT: ReadonlySet<string> = new Set([
 /** Folds one journal event; `at` is when it was recorded. */
 export function evolveRun(state: RunState, event: RunEvent, at: string, position: number): RunState {
   const evolved = evolveStatus(state, event, at, position);
-  return evolved.slot !== null && RELEASES_SLOT.has(event.type) ? { ...evolved, slot: null } : evolved;
+  // A parent waiting for its child gives its slot up too (a child of a workflow of the same limit would otherwise wait on its parent).
+  const releases = RELEASES_SLOT.has(event.type) || (event.type === 'child_started' && evolved.status === 'waiting_child');
+  return evolved.slot !== null && releases ? { ...evolved, slot: null } : evolved;
 }
 
 function evolveStatus(state: RunState, event: RunEvent, at: string, position: number): RunState {
@@ -140,6 +155,7 @@ function evolveStatus(state: RunState, event: RunEvent, at: string, position: nu
         nextStep: payload.next ?? null,
         currentStep: event.data.agent_id,
         decided: null,
+        childFinished: null,
       };
     }
     case 'approval_requested':
@@ -157,6 +173,9 @@ function evolveStatus(state: RunState, event: RunEvent, at: string, position: nu
     case 'run_failed':
     case 'run_aborted':
       return evolveEnd(next, event);
+    case 'child_started':
+    case 'child_finished':
+      return evolveChild(state, next, event);
     case 'decision':
     case 'llm_turn':
     case 'tool_call':
@@ -186,8 +205,22 @@ function evolveStarted(next: RunState, event: RunEvent<'run_started'>, at: strin
     status: 'queued',
     createdAt: at,
     trigger: payload.schedule ?? { type: payload.trigger },
+    parentRunId: payload.parent_run_id ?? null,
+    depth: payload.depth ?? 0,
     forkedFrom: payload.forked_from ?? null,
   };
+}
+
+/** A Workflow step waits for its child (`waiting_child`) until the child's end is journaled here. */
+function evolveChild(state: RunState, next: RunState, event: RunEvent<'child_started' | 'child_finished'>): RunState {
+  if (isTerminal(state.status)) return next;
+  if (event.type === 'child_started') {
+    if (!event.data.payload.wait) return next;
+    return { ...next, status: state.status === 'paused' ? 'paused' : 'waiting_child', awaitedChild: event.data.payload.run_id };
+  }
+  // A fire-and-forget child's end is only recorded; the awaited one's end sends the run on.
+  if (event.data.payload.run_id !== state.awaitedChild) return next;
+  return { ...next, status: state.status === 'paused' ? 'paused' : 'queued', awaitedChild: null, childFinished: event.data.payload };
 }
 
 function evolveControl(state: RunState, next: RunState, event: RunEvent<'pause_requested' | 'paused' | 'resumed' | 'steered'>): RunState {
@@ -202,6 +235,7 @@ function evolveControl(state: RunState, next: RunState, event: RunEvent<'pause_r
       // A run paused while it waited on an approval goes back to waiting on that same approval.
       if (state.approval) return { ...next, status: waitingOn(state.approval) };
       if (state.wake) return { ...next, status: state.wake.status };
+      if (state.awaitedChild) return { ...next, status: 'waiting_child' };
       return { ...next, status: 'queued' };
     case 'steered':
       return { ...next, steers: [...state.steers, event.data.payload.message] };
@@ -239,7 +273,7 @@ function evolveQueue(state: RunState, next: RunState, event: RunEvent<'run_queue
 }
 
 function evolveEnd(next: RunState, event: RunEvent<'run_completed' | 'run_failed' | 'run_aborted'>): RunState {
-  const ended = { ...next, approval: null, pauseRequestedBy: null, wake: null };
+  const ended = { ...next, approval: null, pauseRequestedBy: null, wake: null, awaitedChild: null };
   switch (event.type) {
     case 'run_completed':
       return { ...ended, status: 'completed', output: event.data.payload.output ?? null, statusCode: event.data.payload.status_code ?? 201 };

@@ -3,10 +3,10 @@ import type { ProjectDocument } from '../project/documents.js';
 import { toConcurrency, type ConcurrencyDefinition } from './concurrency.js';
 import { toSchedules, type ScheduleDefinition } from './schedules.js';
 
-export const STEP_KINDS = ['Functional', 'Agent', 'MCP', 'APICall', 'Router', 'Response', 'ModelOp', 'HumanInTheLoop', 'Wait'] as const;
+export const STEP_KINDS = ['Functional', 'Agent', 'MCP', 'APICall', 'Router', 'Response', 'ModelOp', 'HumanInTheLoop', 'Wait', 'Workflow'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
-/** Kinds that wait on the outside world: their presence makes a workflow "slow". */
-export const SLOW_KINDS: readonly StepKind[] = ['Agent', 'MCP', 'APICall'];
+/** Kinds that wait on the outside world (a Workflow step: on a child run): their presence makes a workflow "slow". */
+export const SLOW_KINDS: readonly StepKind[] = ['Agent', 'MCP', 'APICall', 'Workflow'];
 export const END = 'END';
 /** A Router `condition`'s operators. */
 export const ROUTER_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'contains', 'is_empty', 'is_not_empty'] as const;

@@ -7,6 +7,12 @@ import type { InlineField, SchemaReference, WorkflowDefinition } from './definit
 
 export type SchemaRole = 'input' | 'response';
 
+/** The JSON Schema of a workflow's input (an unresolvable reference, which validation reports, as any object). */
+export function inputSchemaOf(workflow: WorkflowDefinition, models: ModelRegistry): JsonSchema {
+  const resolved = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', models);
+  return 'schema' in resolved ? resolved.schema : { type: 'object' };
+}
+
 /** The JSON Schema a reference stands for, or a problem text (V009). */
 export function resolveSchema(
   workflow: WorkflowDefinition,

@@ -15,6 +15,11 @@ export function readPath(root: JsonValue | undefined, path: string): JsonValue |
   return current;
 }
 
+/** A mapping `{alias: path}` read from the context (a Response's `mapping`, a Workflow step's `input`); missing paths are null. */
+export function mapPaths(mapping: Record<string, unknown>, context: JsonObject): JsonObject {
+  return Object.fromEntries(Object.entries(mapping).map(([alias, path]) => [alias, readPath(context, String(path)) ?? null]));
+}
+
 export function render(value: unknown, context: JsonObject): JsonValue {
   if (typeof value === 'string') return renderString(value, context);
   if (Array.isArray(value)) return value.map((item) => render(item, context));

@@ -6,6 +6,7 @@ import { NAME_PATTERN, type Add, type Finding, type ValidationInput } from './fi
 import { artifactRefs, validateAgent, validateHuman } from './validateSteps.js';
 import { validateScheduleInputs, validateSchedules } from './schedules.js';
 import { validateTiming } from './validateTiming.js';
+import { checkCallCycle, validateWorkflowStep } from './validateChildren.js';
 import { validateConcurrency } from './concurrency.js';
 
 const STEP_ID = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
@@ -23,6 +24,7 @@ const STEP_KEYS: Record<string, string[]> = {
   Agent: ['mode', 'agent'],
   HumanInTheLoop: ['ui', 'human_feedback', 'output_key', 'auth', 'expires_in_s'],
   Wait: ['duration', 'until'],
+  Workflow: ['workflow', 'version', 'input', 'output_key', 'wait'],
 };
 /** Signals a kind can emit besides what routes name (V004). */
 const SIGNALS: Record<string, string[]> = {
@@ -33,6 +35,7 @@ const SIGNALS: Record<string, string[]> = {
   HumanInTheLoop: ['approve', 'reject'],
   // A Wait with `until` may also signal error: a bad date is known only when the run reads it.
   Wait: ['default'],
+  Workflow: ['default', 'error'],
 };
 
 export function validateWorkflows(input: ValidationInput): Finding[] {
@@ -90,6 +93,7 @@ function validateWorkflow(workflow: WorkflowDefinition, input: ValidationInput):
   const tools = agentToolRefs(workflow);
   for (const step of workflow.steps) validateStep(workflow, step, ids, input, tools.has(step.id), add);
   checkReachable(workflow, add);
+  checkCallCycle(workflow, input.workflows, add);
   return findings;
 }
 
@@ -139,6 +143,7 @@ function validateStep(workflow: WorkflowDefinition, step: StepDefinition, ids: S
   if (step.kind === 'APICall' && typeof asRecord(config.http).url !== 'string') add('V001', 'error', 'an APICall needs http.url', step.id);
   if (step.kind === 'Agent') validateAgent(workflow, step, input, add);
   if (step.kind === 'HumanInTheLoop') validateHuman(step, add);
+  if (step.kind === 'Workflow') validateWorkflowStep(step, input.workflows, add);
   validateTiming(step, add);
   if (step.kind === 'MCP' && typeof asRecord(config.mcp).tool !== 'string') add('V001', 'error', 'an MCP step needs mcp.tool', step.id);
   for (const { ref, expected } of artifactRefs(step)) {

@@ -42,6 +42,7 @@ describe('GET /registry', () => {
         'refund',
         'service_status',
         'support_agent',
+        'welcome',
         'what_time',
       ].map((name) => ({
         name,

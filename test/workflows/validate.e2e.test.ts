@@ -131,6 +131,44 @@ describe('workflow validation', function () {
     });
   });
 
+  describe('svc validate: Workflow steps (child runs)', () => {
+    let children: Awaited<ReturnType<typeof validate>>;
+    const linesOf = (code: string, file: string) => children.stdout.split('\n').filter((line) => line.includes(` ${code} workflows/${file}.yaml `));
+
+    before(async function () {
+      this.timeout(30_000);
+      children = await validate('children');
+    });
+
+    const expected: [string, string, string | null, RegExp[]][] = [
+      ['V040', 'nochild', 'call', [/needs workflow: the name of the workflow it runs/]],
+      ['V041', 'unknownchild', 'ghost', [/workflow ghost is not defined/]],
+      ['V041', 'unknownchild', 'old', [/workflow target has no version v9 \(it has v1\)/]],
+      ['V042', 'badinput', 'call', [/input.n: "not a path!" is not a context path/]],
+      ['V043', 'forgetkey', 'call', [/output_key needs wait: true/]],
+      ['V044', 'badwait', 'call', [/wait must be true or false/, /output_key must be a context key/]],
+      ['V045', 'loop_a', null, [/loop_a starts itself through Workflow steps/]],
+      ['V045', 'loop_b', null, [/loop_b starts itself through Workflow steps/]],
+    ];
+    for (const [code, file, step, messages] of expected) {
+      it(`reports ${code} in ${file}.yaml${step ? ` step ${step}` : ''}`, () => {
+        const lines = linesOf(code, file).filter((line) => (step ? line.includes(` step ${step}: `) : !line.includes(' step ')));
+        expect(lines, children.stdout).to.have.length(messages.length);
+        for (const message of messages)
+          expect(
+            lines.some((line) => message.test(line)),
+            `${message} in\n${children.stdout}`,
+          ).to.equal(true);
+      });
+    }
+
+    it('accepts a Workflow step with every key, and counts the findings', () => {
+      expect(children.code).to.equal(1);
+      expect(children.stdout).to.not.include('workflows/good.yaml');
+      expect(children.stdout).to.match(/9 workflows, 0 models: 7 errors, 2 warnings/);
+    });
+  });
+
   describe('at boot', () => {
     it('a project with errors makes the service refuse to start, listing the findings', async () => {
       let failure: Error | undefined;

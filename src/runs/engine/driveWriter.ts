@@ -7,6 +7,7 @@ import { VersionConflictError } from '../../kernel/errors.js';
 import { asRunEvent, isControlEvent, runEvent, type RecordedRunEvent, type RunEvent } from '../events.js';
 import { foldRun, isTerminal } from '../state.js';
 import { applyLocal, DriveStopped, type Drive } from './drive.js';
+import { tellParent } from './parentNotice.js';
 import { LeaseLost, type RunAppend, type RunGroupCommit } from './runGroupCommit.js';
 
 /** What a step adds inside the transaction of its append (a ModelOp's events, after its record write). */
@@ -95,10 +96,23 @@ export class DriveWriter {
     throw new Error(`run ${drive.runId}: too many concurrent changes`);
   }
 
-  private async commit(drive: Drive, appendOf: (produced: RunEvent[]) => RunAppend, work?: WorkInTransaction): Promise<RecordedRunEvent[]> {
+  private async commit(drive: Drive, appendOf: (produced: RunEvent[]) => RunAppend, given?: WorkInTransaction): Promise<RecordedRunEvent[]> {
+    const endsChild =
+      drive.state.parentRunId !== null && !isTerminal(drive.committed.status) && (given || (drive.pending.length > 0 && isTerminal(drive.state.status)));
+    const work = endsChild ? this.withParentNotice(drive, given) : given;
     if (work) return (await this.commits.commitWith(appendOf, work)).map((e) => asRunEvent(e));
     if (drive.pending.length === 0) return [];
     return (await this.commits.commit(appendOf([]))).map((e) => asRunEvent(e));
+  }
+
+  /** A child run's end commits with its child_finished on the parent's stream (in a transaction of its own). */
+  private withParentNotice(drive: Drive, work?: WorkInTransaction): WorkInTransaction {
+    return async (tx) => {
+      const produced = work ? await work(tx) : [];
+      const end = produced.reduce((state, e) => applyLocal(state, e, this.now()), drive.state);
+      if (isTerminal(end.status)) await tellParent(tx, end);
+      return produced;
+    };
   }
 
   /** Events now in the journal: the drive's committed state and its copy of the journal. */

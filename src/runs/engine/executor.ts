@@ -86,7 +86,7 @@ export class RunExecutor {
 
   constructor(private readonly options: ExecutorOptions) {
     const { store, clock, leaseMs } = options;
-    const here = { ...options, pool: store.pool, owner: this.owner };
+    const here = { ...options, pool: store.pool, owner: this.owner, resumeRun: (id: string) => this.resume(id) };
     this.writer = new DriveWriter(store, new RunGroupCommit(store, this.owner, leaseMs, GROUP_COMMIT_LIMITS), clock);
     this.runner = new StepRunner(this.writer, here);
     this.claims = new RunClaims(here, {
@@ -279,7 +279,7 @@ export class RunExecutor {
     const runId = runIdOf(event.streamId);
     const drive = this.active.get(runId);
     if (drive) interrupt(drive, event.type);
-    else if (event.type === 'resumed' || event.type === 'approval_decided')
+    else if (event.type === 'resumed' || event.type === 'approval_decided' || event.type === 'child_finished')
       void this.resume(runId).catch((error: unknown) => this.options.logger.warn({ err: error, runId }, 'resume failed'));
   }
 }

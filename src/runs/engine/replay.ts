@@ -66,6 +66,8 @@ async function replayStep(
       ? { step: step.id, kind: step.kind, verdict: 'SAME' }
       : { step: step.id, kind: step.kind, verdict: 'DIFF', detail: differences.join('; ') };
   if (step.kind === 'Agent') return { step: step.id, kind: step.kind, verdict: 'KEPT', detail: AGENT_KEPT };
+  if (step.kind === 'Workflow')
+    return { step: step.id, kind: step.kind, verdict: 'KEPT', detail: 'a child run is not started again: its recorded outcome is kept' };
   if (step.kind === 'Wait') {
     // The time is not waited out again: only whether the step would fire or fail on its date.
     const signal = 'failed' in waitFiresAt(step, context, new Date()) ? 'error' : 'default';

@@ -7,6 +7,8 @@ import { runEvent } from '../events.js';
 import { endsPurely, SLOW_KINDS, type StepDefinition } from '../../workflows/definition.js';
 import type { AgentDeps } from './agentSetup.js';
 import { runAgentStep } from './agentStep.js';
+import { runWorkflowStep, type ChildRunDeps } from './childStep.js';
+import type { WorkflowRegistry } from '../../workflows/registry.js';
 import { definitionMismatch, MISMATCH_DETAILS } from './definitionCheck.js';
 import { DriveStopped, type Drive } from './drive.js';
 import type { DriveWriter } from './driveWriter.js';
@@ -30,6 +32,10 @@ export interface StepRunnerOptions {
   steps: StepDeps;
   /** AgentModels and artifacts for Agent steps. */
   agents?: AgentDeps | undefined;
+  /** Workflow steps: the workflows they start. */
+  workflows: WorkflowRegistry;
+  /** Drives a run here (a child a Workflow step just started). */
+  resumeRun: (runId: string) => Promise<void>;
   clock: Clock;
   logger: Logger;
 }
@@ -105,6 +111,11 @@ export class StepRunner {
     return drive.state.slot?.state === 'held';
   }
 
+  private children(): ChildRunDeps {
+    const { workflows, steps, logger, resumeRun } = this.options;
+    return { workflows, models: steps.models, logger, resume: resumeRun };
+  }
+
   /** A stall (GC, a blocked event loop) may have outlived the lease: never start a step on a run another process may have taken over. */
   private async confirmLease(drive: Drive): Promise<void> {
     const { pool, owner, leaseMs } = this.options;
@@ -118,6 +129,7 @@ export class StepRunner {
     if (step.kind === 'HumanInTheLoop') return this.runHumanStep(drive, step);
     if (step.kind === 'Agent') return runAgentStep(drive, step, this.writer, this.options);
     if (step.kind === 'Wait') return this.startTimer(drive, step);
+    if (step.kind === 'Workflow') return runWorkflowStep(drive, step, this.writer, this.children());
     const started = performance.now();
     const attempt = attemptOf(drive, step.id);
     this.writer.push(drive, runEvent('step_started', {}, step));

@@ -11,7 +11,8 @@ export function workflowGate(workflow: WorkflowDefinition): AccessRule {
   return { scope: workflow.requiredScope ?? undefined, groups: workflow.requiredGroup ? [workflow.requiredGroup] : undefined };
 }
 
-const isOpenToAll = (workflow: WorkflowDefinition) => workflow.trigger.isPublic && workflow.requiredScope === null && workflow.requiredGroup === null;
+/** Public, with neither scope nor group: anyone may start it, signed in or not. */
+export const isOpenToAll = (workflow: WorkflowDefinition) => workflow.trigger.isPublic && workflow.requiredScope === null && workflow.requiredGroup === null;
 
 /**
  * The caller of an HTTP trigger: nobody for a workflow open to all called without an Authorization

@@ -6,9 +6,8 @@ import { ConcurrencyLimitError, UnavailableError, ValidationError } from '../../
 import { inspectJson, isJsonObject, refuseUnsafeJson, type JsonObject } from '../../kernel/json.js';
 import { compileValidator, type Validator } from '../../kernel/validation.js';
 import type { ModelRegistry } from '../../models/registry.js';
-import type { JsonSchema } from '../../models/schemas.js';
 import type { WorkflowDefinition } from '../../workflows/definition.js';
-import { resolveSchema } from '../../workflows/schemas.js';
+import { inputSchemaOf } from '../../workflows/schemas.js';
 import type { RunExecutor, StartedRun, StartRun } from '../engine/executor.js';
 import { notRecordedError } from '../engine/recording.js';
 import type { ScheduleTrigger } from '../events.js';
@@ -62,11 +61,8 @@ export interface RunStarterDeps {
 
 const NOT_AN_OBJECT = { loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' };
 
-/** The JSON Schema of a workflow's input (an unresolvable reference, which validation reports, as any object). */
-export function inputSchemaOf(workflow: WorkflowDefinition, models: ModelRegistry): JsonSchema {
-  const resolved = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', models);
-  return 'schema' in resolved ? resolved.schema : { type: 'object' };
-}
+/** Where MCP tool listings read it too. */
+export { inputSchemaOf };
 
 export class RunStarter {
   /** Compiled once per workflow version and input source (a query's text is coerced, a body's is not). */

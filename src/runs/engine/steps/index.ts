@@ -1,4 +1,4 @@
-// Step executors by kind. HumanInTheLoop, Agent and Wait steps are the executor's own (they wait and journal
+// Step executors by kind. HumanInTheLoop, Agent, Wait and Workflow steps are the executor's own (they wait and journal
 // as they go): their entries here only fail a step that reaches them some other way.
 import type { StepKind } from '../../../workflows/definition.js';
 import { executeApiCall } from './apiCall.js';
@@ -24,4 +24,5 @@ export const STEP_EXECUTORS: Record<StepKind, StepExecutor> = {
   MCP: executeMcp,
   HumanInTheLoop: runByExecutor('HumanInTheLoop'),
   Wait: runByExecutor('Wait'),
+  Workflow: runByExecutor('Workflow'),
 };
