@@ -11,10 +11,8 @@ import type { RecordedEvent } from '../../eventstore/types.js';
 import type { Clock } from '../../kernel/clock.js';
 import { withCausation } from '../../kernel/causation.js';
 import { newId } from '../../kernel/ids.js';
-import type { JsonObject } from '../../kernel/json.js';
 import type { Logger } from '../../kernel/logger.js';
-import { asRunEvent, isControlEvent, runEvent, runIdOf, runStream, type RunPrincipal, type ScheduleTrigger } from '../events.js';
-import type { WorkflowDefinition } from '../../workflows/definition.js';
+import { asRunEvent, isControlEvent, runIdOf, runStream } from '../events.js';
 import type { WorkflowRegistry } from '../../workflows/registry.js';
 import type { AgentDeps } from './agentSetup.js';
 import { DriveStopped, newDrive, type Drive } from './drive.js';
@@ -27,6 +25,7 @@ import { RunGroupCommit } from './runGroupCommit.js';
 import { foldRun, initialRunState, isTerminal, WAITING_STATUSES, type RunState } from '../state.js';
 import { StepRunner } from './stepRunner.js';
 import { admissionOf, dequeueWaiting } from '../concurrency/admission.js';
+import { runStarted, type StartedRun, type StartRun } from './runStart.js';
 import type { StepDeps } from './steps/types.js';
 
 export interface ExecutorOptions {
@@ -42,26 +41,6 @@ export interface ExecutorOptions {
   maxActiveRuns?: number;
   /** AgentModels and artifacts for Agent steps. */
   agents?: AgentDeps;
-}
-
-export interface StartRun {
-  workflow: WorkflowDefinition;
-  input: JsonObject;
-  principal: RunPrincipal | null;
-  trigger: string;
-  /** A run id chosen ahead: an Idempotency-Key's claim or a schedule's tick (run_started then opens the stream only once, whoever tries). */
-  runId?: string;
-  schedule?: ScheduleTrigger;
-}
-
-export interface StartedRun {
-  runId: string;
-  /** The run as journaled when startRun returned (with `commitFirst`: as a 202 describes it). */
-  journaled: RunState;
-  /** Resolves with the run as journaled when its drive here ends. */
-  finished: Promise<RunState>;
-  /** When (or whether) run_started reached the journal. */
-  recording: Promise<RunRecording>;
 }
 
 /** Two commits in flight: one is in PostgreSQL while the next fills up. */
@@ -289,17 +268,4 @@ function interrupt(drive: Drive, type: string): void {
   drive.interrupted = true;
   drive.nudge();
   if (type === 'run_aborted') drive.aborted.abort();
-}
-
-function runStarted(runId: string, { workflow, input, principal, trigger, schedule }: StartRun) {
-  return runEvent('run_started', {
-    run_id: runId,
-    workflow: workflow.name,
-    schema_version: workflow.version,
-    input,
-    principal,
-    trigger,
-    ...(schedule ? { schedule } : {}),
-    first_step: workflow.steps[0]?.id ?? null,
-  });
 }
