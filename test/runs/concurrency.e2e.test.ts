@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import type { Service } from '../../src/main.js';
 import { createTestDatabase } from '../support/db.js';
-import { bootstrapAdmin, call, eventually, expectError, type HttpResult } from '../support/http.js';
+import { bootstrapAdmin, call, expectError, type HttpResult } from '../support/http.js';
 import { copyProject } from '../support/projects.js';
 import { waitForStatus } from '../support/runs.js';
 import { readSse } from '../support/sse.js';

@@ -7,7 +7,7 @@ import type { Clock } from '../../kernel/clock.js';
 import { BadRequestError, IdempotencyKeyReusedError, UnavailableError, VersionConflictError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
 import { jcs } from '../../kernel/jcs.js';
-import type { JsonObject, JsonValue } from '../../kernel/json.js';
+import type { JsonObject } from '../../kernel/json.js';
 import type { Logger } from '../../kernel/logger.js';
 import { asRunEvent, runStream } from '../events.js';
 import { foldRun, isTerminal, type RunState } from '../state.js';
