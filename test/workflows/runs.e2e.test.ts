@@ -65,6 +65,7 @@ describe('runs over HTTP', function () {
           'events_url',
           'approval',
           'trigger',
+          'parent_run_id',
         );
         expect(['api', 'http'], 'how the run was started').to.include(run.trigger.type);
       }

@@ -72,6 +72,7 @@ describe('workflow manifests and version administration', function () {
         public: false,
         has_slow_steps: true,
         slow_kinds_present: ['APICall'],
+        concurrency: null,
         steps: [
           { id: 'fetch', kind: 'APICall' },
           { id: 'shape', kind: 'Functional' },
