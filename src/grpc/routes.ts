@@ -2,14 +2,18 @@
 import { Router, type RequestHandler } from 'express';
 import { GRPC_PREFIX, grpcMiddleware, type ExecutionDeps } from './execution.js';
 
-/** Time for the client to read the answer before a connection with an unread body is cut. */
-const UNREAD_BODY_GRACE_MS = 1000;
+/**
+ * Time for the client to read the answer before a connection with an unread body is cut. Closing a
+ * socket with unread bytes sends a reset, which can drop the answer from the client's buffers if
+ * the client has not read it yet: 1 s was seen too short on a loaded machine.
+ */
+const UNREAD_BODY_GRACE_MS = 5000;
 
 /**
  * Connect answers a message it refuses by its header (over SVC_BODY_LIMIT_BYTES) without reading the
  * rest of the request. Kept alive, the connection would read that rest as the next request and hang,
  * or hold a client that is still uploading; such an answer ends the connection (the client
- * reconnects for its next call), and cuts it shortly after.
+ * reconnects for its next call), and cuts it after a grace period.
  */
 const endConnectionAfterUnreadBody: RequestHandler = (req, res, next) => {
   // Taken now: by 'finish' the response has let go of its socket.
