@@ -2,6 +2,7 @@
 // main port, SVC_METRICS_PORT without a token, and one scrape of a two-worker cluster showing both.
 import { request as httpRequest } from 'node:http';
 import { expect } from 'chai';
+import { SvcClient } from '../../src/client/index.js';
 import type { Service } from '../../src/main.js';
 import { EXAMPLE_PROJECT } from '../api/helpers.js';
 import { createTestDatabase, freePort } from '../support/db.js';
@@ -61,6 +62,8 @@ describe('GET /metrics', () => {
     expect((await call(service.url, 'GET', '/metrics')).status).to.equal(401);
     expectError(await client(service.url, reader.token).get('/metrics'), 403);
     const scraped = await scrape(`${service.url}/metrics`, scraper.token);
+    // The client library reads the same text.
+    expect(parseScrape(await new SvcClient({ baseUrl: service.url, token: scraper.token }).metrics()).families.length).to.be.greaterThan(10);
     await scrape(`${service.url}/metrics`, admin.token);
     for (const name of [
       'svc_http_request_duration_seconds',
