@@ -2,7 +2,7 @@
 import type { Queryable } from '../db/pool.js';
 import type { RunChild } from '../contract/types.js';
 import type { RunRow } from './present.js';
-import { TERMINAL_STATUSES } from './state.js';
+import { isTerminal, RUN_STATUSES } from './state.js';
 
 const COLUMNS = `id, workflow, schema_version, status, input, output, error, status_code, current_step, principal_id, tenant,
   approval, pause_requested, wake_at, last_seq, created_at, updated_at, trigger, parent_run_id, forked_from, concurrency_key, slot`;
@@ -75,8 +75,9 @@ export async function findChildren(db: Queryable, parentRunId: string): Promise<
 /** Runs not ended yet, by workflow and status (the svc_runs_active gauge, read at scrape time). */
 export async function countActiveRuns(db: Queryable): Promise<{ workflow: string; status: string; runs: number }[]> {
   const { rows } = await db.query<{ workflow: string; status: string; runs: number }>(
-    `SELECT workflow, status, count(*)::int AS runs FROM svc_runs WHERE status <> ALL($1::text[]) GROUP BY workflow, status`,
-    [TERMINAL_STATUSES],
+    // Named statuses (not "not terminal"): the (status, updated_at) index finds them among all the ended runs.
+    `SELECT workflow, status, count(*)::int AS runs FROM svc_runs WHERE status = ANY($1::text[]) GROUP BY workflow, status`,
+    [RUN_STATUSES.filter((status) => !isTerminal(status))],
   );
   return rows;
 }

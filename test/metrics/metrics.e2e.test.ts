@@ -139,6 +139,12 @@ describe('GET /metrics', () => {
       const answer = await onNewConnection(`${cluster.url}/api/hello`, 'POST', { name: `n${i}` });
       expect(answer.status, answer.text).to.equal(201);
     }
+    // Runs waiting for a person: the gauge read from the database counts them once, not once per worker.
+    const clusterAdmin = await bootstrapAdmin(cluster.url);
+    for (const orderId of ['R1', 'R2', 'R3']) {
+      const waiting = await call(cluster.url, 'POST', '/api/refunds', { token: clusterAdmin.token, json: { order_id: orderId, amount: 500 } });
+      expect(waiting.status, JSON.stringify(waiting.body)).to.be.oneOf([200, 201, 202]);
+    }
     // Each connection went to the next worker, so each journaled about half of the runs; every
     // scrape, whichever worker takes it, counts them all, and the runs' requests with them.
     for (let i = 0; i < 4; i++) {
@@ -146,6 +152,7 @@ describe('GET /metrics', () => {
       expect(scraped.value('svc_runs_total', { workflow: 'hello', status: 'completed' }), `scrape ${i}`).to.equal(runs);
       expect(scraped.histogramCount('svc_http_request_duration_seconds', { route: '/api/hello', status: '201' })).to.equal(runs);
       expect(scraped.histogramCount('svc_step_duration_seconds', { workflow: 'hello', kind: 'Functional' })).to.equal(3 * runs);
+      expect(scraped.value('svc_runs_active', { workflow: 'refund', status: 'waiting_human' })).to.equal(3);
     }
     await cluster.stop();
   });
