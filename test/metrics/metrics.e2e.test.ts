@@ -41,6 +41,20 @@ async function scrape(url: string, token?: string): Promise<Scraped> {
   return parseScrape(answer.text);
 }
 
+/** Scrapes until `isDone` holds (a request is counted once its answer is out, a moment after the client has it). */
+async function scrapeUntil(url: string, token: string | undefined, isDone: (scraped: Scraped) => boolean): Promise<Scraped> {
+  let last = await scrape(url, token);
+  await eventually(
+    async () => {
+      last = await scrape(url, token);
+      return isDone(last);
+    },
+    15_000,
+    100,
+  );
+  return last;
+}
+
 describe('GET /metrics', () => {
   let service: Service;
   let admin: Admin;
@@ -97,7 +111,9 @@ describe('GET /metrics', () => {
     expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
     const runId = String(answer.headers.get('x-svc-run-id'));
     expect((await client(service.url, admin.token).get(`/api/runs/${runId}`)).status).to.equal(200);
-    const after = await scrape(url, admin.token);
+    const trigger = { method: 'POST', route: '/api/hello', status: '201' };
+    const triggers = (scraped: Scraped) => scraped.histogramCount('svc_http_request_duration_seconds', trigger);
+    const after = await scrapeUntil(url, admin.token, (scraped) => triggers(scraped) > triggers(before));
 
     const completed = { workflow: 'hello', status: 'completed' };
     expect(after.value('svc_runs_total', completed) - before.value('svc_runs_total', completed)).to.equal(1);
@@ -105,10 +121,7 @@ describe('GET /metrics', () => {
     expect(after.histogramCount('svc_step_duration_seconds', functional) - before.histogramCount('svc_step_duration_seconds', functional)).to.equal(3);
     const runEvents = { stream_type: 'run' };
     expect(after.value('svc_events_appended_total', runEvents) - before.value('svc_events_appended_total', runEvents)).to.be.at.least(5);
-    const trigger = { method: 'POST', route: '/api/hello', status: '201' };
-    expect(after.histogramCount('svc_http_request_duration_seconds', trigger) - before.histogramCount('svc_http_request_duration_seconds', trigger)).to.equal(
-      1,
-    );
+    expect(triggers(after) - triggers(before)).to.equal(1);
     // The template, never the raw URL: no series names the run's id.
     const byId = { method: 'GET', route: '/api/runs/:id', status: '200' };
     expect(after.histogramCount('svc_http_request_duration_seconds', byId)).to.be.at.least(1);
@@ -147,10 +160,12 @@ describe('GET /metrics', () => {
     }
     // Each connection went to the next worker, so each journaled about half of the runs; every
     // scrape, whichever worker takes it, counts them all, and the runs' requests with them.
+    const triggers = { route: '/api/hello', status: '201' };
+    await scrapeUntil(scrapeUrl, undefined, (scraped) => scraped.histogramCount('svc_http_request_duration_seconds', triggers) >= runs);
     for (let i = 0; i < 4; i++) {
       const scraped = await scrape(scrapeUrl);
       expect(scraped.value('svc_runs_total', { workflow: 'hello', status: 'completed' }), `scrape ${i}`).to.equal(runs);
-      expect(scraped.histogramCount('svc_http_request_duration_seconds', { route: '/api/hello', status: '201' })).to.equal(runs);
+      expect(scraped.histogramCount('svc_http_request_duration_seconds', triggers)).to.equal(runs);
       expect(scraped.histogramCount('svc_step_duration_seconds', { workflow: 'hello', kind: 'Functional' })).to.equal(3 * runs);
       expect(scraped.value('svc_runs_active', { workflow: 'refund', status: 'waiting_human' })).to.equal(3);
     }
