@@ -9,6 +9,7 @@ import { createTestDatabase, freePort } from '../support/db.js';
 import { bootstrapAdmin, call, client, eventually, expectError, type Admin } from '../support/http.js';
 import { parseScrape, type Scraped } from '../support/prometheus.js';
 import { startTestService } from '../support/service.js';
+import { SseReader } from '../support/sse.js';
 import { killAllServices, ServiceProcess } from '../support/serviceProcess.js';
 import { createUser } from '../support/users.js';
 
@@ -126,6 +127,31 @@ describe('GET /metrics', () => {
     const byId = { method: 'GET', route: '/api/runs/:id', status: '200' };
     expect(after.histogramCount('svc_http_request_duration_seconds', byId)).to.be.at.least(1);
     expect(after.labelSets('svc_http_request_duration_seconds').some((labels) => Object.values(labels).some((v) => v.includes(runId)))).to.equal(false);
+  });
+
+  it('counts an abort, the runs waiting and the SSE streams open', async () => {
+    const url = `${service.url}/metrics`;
+    const waitingHuman = { workflow: 'refund', status: 'waiting_human' };
+    const aborted = { workflow: 'refund', status: 'aborted' };
+    const before = await scrape(url, admin.token);
+    const started = await call(service.url, 'POST', '/api/refunds', { token: admin.token, json: { order_id: 'M1', amount: 500 } });
+    expect(started.status, JSON.stringify(started.body)).to.be.oneOf([200, 201, 202]);
+    const runId = String(started.headers.get('x-svc-run-id'));
+    const waiting = await scrape(url, admin.token);
+    expect(waiting.value('svc_runs_active', waitingHuman) - before.value('svc_runs_active', waitingHuman)).to.equal(1);
+
+    const stream = await SseReader.open(`${service.url}/api/runs/${runId}/events`, { token: admin.token });
+    expect(stream.status).to.equal(200);
+    const open = await scrapeUntil(url, admin.token, (scraped) => scraped.value('svc_sse_connections') >= 1);
+    expect(open.value('svc_sse_connections')).to.be.at.least(1);
+    stream.close();
+    await scrapeUntil(url, admin.token, (scraped) => scraped.value('svc_sse_connections') === 0);
+
+    expect((await client(service.url, admin.token).post(`/api/runs/${runId}/abort`, { reason: 'test' })).status).to.equal(200);
+    const after = await scrape(url, admin.token);
+    expect(after.value('svc_runs_total', aborted) - before.value('svc_runs_total', aborted)).to.equal(1);
+    expect(after.value('svc_runs_active', waitingHuman)).to.equal(before.value('svc_runs_active', waitingHuman));
+    expect(after.value('svc_sse_connections')).to.equal(0);
   });
 
   it('serves the same text on SVC_METRICS_PORT without a token, and nothing else there', async () => {
