@@ -154,6 +154,21 @@ describe('GET /metrics', () => {
     expect(after.value('svc_sse_connections')).to.equal(0);
   });
 
+  it('says how far behind a projection whose table another code version built is', async () => {
+    const url = `${service.url}/metrics`;
+    const pool = service.kernel.pool;
+    // As during a rolling deploy: the table was last built by another version, before the events since.
+    await pool.query(`UPDATE projection_state SET version = version + 1000, rebuilt_at = now() - interval '1 hour' WHERE name = 'svc_runs'`);
+    try {
+      const stale = await scrape(url, admin.token);
+      expect(stale.value('svc_projection_lag_seconds', { projection: 'svc_runs' })).to.be.greaterThan(0);
+      expect(stale.value('svc_projection_lag_seconds', { projection: 'iam_users' })).to.equal(0);
+    } finally {
+      await pool.query(`UPDATE projection_state SET version = version - 1000 WHERE name = 'svc_runs'`);
+    }
+    expect((await scrape(url, admin.token)).value('svc_projection_lag_seconds', { projection: 'svc_runs' })).to.equal(0);
+  });
+
   it('serves the same text on SVC_METRICS_PORT without a token, and nothing else there', async () => {
     const port = `http://127.0.0.1:${metricsPort}`;
     const before = await scrape(`${port}/metrics`);
