@@ -48,6 +48,11 @@ export const llmTokens = new Counter({
   labelNames: ['model', 'direction'] as const,
 });
 
+/** Adds the tokens a model server reported: anything but a finite count above 0 adds nothing (prom-client would throw). */
+export function countLlmTokens(model: string, direction: 'input' | 'output', tokens: unknown): void {
+  if (typeof tokens === 'number' && Number.isFinite(tokens) && tokens > 0) llmTokens.inc({ model, direction }, tokens);
+}
+
 /** Counts the recorded events of one commit by stream type. */
 export function countAppended(events: readonly { streamType: string }[]): void {
   for (const event of events) eventsAppended.inc({ stream_type: event.streamType });

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { loadSettings, SettingsError } from '../../src/config/settings.js';
 import { listen } from '../../src/http/server.js';
 import { nameRouteTemplate, recordRequestDuration } from '../../src/http/requestMetrics.js';
-import { metricsRegistry } from '../../src/metrics/registry.js';
+import { countLlmTokens, metricsRegistry } from '../../src/metrics/registry.js';
 import type { RecordedRunEvent } from '../../src/runs/events.js';
 import { countJournaled } from '../../src/runs/engine/runMetrics.js';
 import { initialRunState } from '../../src/runs/state.js';
@@ -62,6 +62,21 @@ describe('metrics', () => {
     expect(after.histogramCount('svc_step_duration_seconds', { workflow: 'unit_flow', kind: 'APICall' })).to.equal(1);
     expect(after.histogramCount('svc_step_duration_seconds', { workflow: 'unit_flow', kind: 'Functional' })).to.equal(1);
     expect(after.histogramCount('svc_step_duration_seconds', { workflow: 'unit_flow', kind: 'Workflow' })).to.equal(0);
+  });
+
+  it('never throws on a count a peer or an old event got wrong, and counts nothing of it', async () => {
+    const before = await scrapeHere();
+    const event = { type: 'step_completed', data: { agent_id: 's', engine: 'APICall', payload: {} } } as unknown as RecordedRunEvent;
+    countJournaled({ ...initialRunState, workflow: 'odd_flow', status: 'running' } as typeof initialRunState, [event]);
+    for (const tokens of [Number.NaN, -3, '12', undefined]) countLlmTokens('odd-model', 'input', tokens);
+    countLlmTokens('odd-model', 'output', 7);
+    const after = await scrapeHere();
+    expect(after.histogramCount('svc_step_duration_seconds', { workflow: 'odd_flow' })).to.equal(0);
+    expect(after.value('svc_llm_tokens_total', { model: 'odd-model', direction: 'input' })).to.equal(0);
+    expect(
+      after.value('svc_llm_tokens_total', { model: 'odd-model', direction: 'output' }) -
+        before.value('svc_llm_tokens_total', { model: 'odd-model', direction: 'output' }),
+    ).to.equal(7);
   });
 
   it('reads SVC_METRICS_PORT: unset or 0 is no port of its own, a port number is one, anything else a settings error', () => {

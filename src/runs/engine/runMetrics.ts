@@ -8,7 +8,9 @@ import type { RunState } from '../state.js';
 export function countJournaled(after: RunState, journaled: readonly RecordedRunEvent[]): void {
   for (const event of journaled) {
     if (event.type === 'step_completed' || event.type === 'step_failed') {
-      stepDuration.observe({ workflow: after.workflow, kind: event.data.engine }, event.data.payload.duration_ms / 1000);
+      // prom-client throws on a value that is no number: counting must never fail a journaled commit.
+      const seconds = event.data.payload.duration_ms / 1000;
+      if (Number.isFinite(seconds)) stepDuration.observe({ workflow: after.workflow, kind: event.data.engine }, seconds);
     } else if (TERMINAL_EVENT_TYPES.includes(event.type)) {
       runsTotal.inc({ workflow: after.workflow, status: after.status });
     }
