@@ -2,6 +2,7 @@
 import type { Router } from 'express';
 import { startFeatures } from './app/features.js';
 import { startKernel, type Kernel, type KernelOptions } from './app/kernel.js';
+import { listenForScrapes, startMetrics } from './app/metrics.js';
 import { loadProject } from './app/project.js';
 import { serviceRouters } from './app/routers.js';
 import { Stops } from './app/stops.js';
@@ -49,6 +50,11 @@ export async function startService(settings: Settings, logger: Logger, options: 
     const features = await startFeatures(kernel, project, clock, stops);
     const routers = serviceRouters({ kernel, features, project, clock, extra: options.routers ?? [] });
     const app = createApp({ logger, bodyLimitBytes: settings.bodyLimitBytes, trustProxy: settings.trustProxy, routers });
+    stops.add(startMetrics({ db: kernel.pool, projections: kernel.registry, horizon: kernel.horizon }));
+    if (settings.metricsPort !== null) {
+      const metricsHttp = await listenForScrapes(settings.host, settings.metricsPort);
+      stops.add(() => metricsHttp.close());
+    }
     const http = await listen(app, settings.host, settings.port);
     const { workflows, models, executor } = features;
     logger.info({ url: http.url, version: SERVICE_VERSION, workflows: workflows.names().length, models: models.names().length }, 'svc listening');

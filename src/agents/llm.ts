@@ -1,6 +1,7 @@
 // Chat Completions through the maintained `openai` SDK, pointed at any OpenAI-compatible base_url.
 import OpenAI from 'openai';
 import type { JsonObject } from '../kernel/json.js';
+import { countLlmTokens } from '../metrics/registry.js';
 import type { OutboundFetch } from '../outbound/fetch.js';
 import type { AgentModelDefinition } from './agentModel.js';
 
@@ -51,6 +52,8 @@ export function createLlmClient(model: AgentModelDefinition, fetch: OutboundFetc
       );
       const message = completion.choices[0]?.message;
       const usage = completion.usage;
+      countLlmTokens(model.model, 'input', usage?.prompt_tokens);
+      countLlmTokens(model.model, 'output', usage?.completion_tokens);
       return {
         content: message?.content ?? null,
         tool_calls: (message?.tool_calls ?? []).flatMap((call) =>

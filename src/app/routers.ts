@@ -24,6 +24,7 @@ import { workflowManifestRouter } from '../workflows/routes.js';
 import type { Features } from './features.js';
 import type { Kernel } from './kernel.js';
 import type { LoadedProject } from './project.js';
+import { metricsRouter } from './metrics.js';
 import { registryRouter } from './registryRoute.js';
 
 export interface RouterInputs {
@@ -41,6 +42,7 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
   const { exposeModelCrud: crudEnabled, projectDir } = settings;
   return [
     healthRouter({ db: pool, version: SERVICE_VERSION, startedAt: Date.now(), horizon: () => kernel.horizon.status() }),
+    metricsRouter({ authenticator }),
     authRouter({ auth, authenticator, keys: features.keys }),
     federationRouter({ federation: features.federation, providers: federationProviders, store, authenticator, settings, clock, outbound: features.outbound }),
     iamAdminRouter({ pool, commands: features.commands, auth, authenticator }),

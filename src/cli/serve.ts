@@ -7,6 +7,7 @@ import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import type { Logger } from '../kernel/logger.js';
 import { startService } from '../main.js';
+import { serveClusterScrapes } from '../metrics/scrape.js';
 
 const DATABASE_URL_FOR_WORKERS = 'SVC_INTERNAL_DATABASE_URL';
 
@@ -36,6 +37,8 @@ async function servePrimary(settings: Settings, logger: Logger): Promise<void> {
     logger.error({ pid: worker.process.pid, code, signal }, 'worker exited; starting another');
     fork();
   });
+  // One scrape of any worker shows them all: the primary gathers every worker's series.
+  serveClusterScrapes();
   for (let i = 0; i < settings.workers; i++) fork();
   onShutdownSignal(logger, async () => {
     stopping = true;

@@ -100,6 +100,13 @@ export class SvcClient {
     return this.http.json('/api/_system/workflows');
   }
 
+  /** `GET /metrics` (`metrics:read`): the Prometheus text format, every worker's series in one answer. */
+  async metrics(): Promise<string> {
+    const response = await this.http.send('/metrics', { headers: { accept: 'text/plain' } });
+    if (!response.ok) throw new SvcRequestError(response.status, await readBody(response));
+    return response.text();
+  }
+
   /**
    * Runs a workflow and answers its output. gRPC-Web when mode is grpc; SSE when mode is sse, or when
    * onProgress is given and the workflow has slow steps; else plain REST. A run that waits throws

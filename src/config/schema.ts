@@ -56,6 +56,8 @@ export const settingFields = z.object({
   SVC_AUDIT_CHECKPOINT_SECONDS: integer(30, 0, 60),
   SVC_LOGIN_THROTTLE: flag(true),
   SVC_TRUST_PROXY: trustProxy(),
+  // 0: no port of its own; /metrics is then only on the main port, behind metrics:read.
+  SVC_METRICS_PORT: integer(0, 0, 65535),
 });
 
 export type SettingValues = z.output<typeof settingFields>;

@@ -41,6 +41,8 @@ export interface Settings {
   readonly idempotencyTtlSeconds: number;
   readonly tenantIds: readonly string[] | undefined;
   readonly workers: number;
+  /** SVC_METRICS_PORT: a port (on HOST) serving GET /metrics without a token; null: none. */
+  readonly metricsPort: number | null;
   /** bcrypt hashes one process runs at once (each takes a core for ~100-250 ms). */
   readonly passwordHashConcurrency: number;
   readonly logLevel: LogLevel;
@@ -146,6 +148,7 @@ function toSettings(values: SettingValues, context: Context): Settings {
     idempotencyTtlSeconds: values.SVC_IDEMPOTENCY_TTL_SECONDS,
     tenantIds: values.SVC_TENANT_IDS,
     workers: values.SVC_WORKERS,
+    metricsPort: values.SVC_METRICS_PORT === 0 ? null : values.SVC_METRICS_PORT,
     passwordHashConcurrency: values.SVC_PASSWORD_HASH_CONCURRENCY,
     logLevel: values.SVC_LOG_LEVEL,
     bodyLimitBytes: values.SVC_BODY_LIMIT_BYTES,

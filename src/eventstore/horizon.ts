@@ -19,6 +19,8 @@ export class HorizonWatch {
   /** When this process first saw xmin at its current value: the blocker is at least this old. */
   private xminSinceMs = 0;
   private isHeld = false;
+  /** Whether, at the last sample, committed events waited behind xmin. */
+  private isHoldingEvents = false;
   private isSampling = false;
   private timer: NodeJS.Timeout | undefined;
 
@@ -54,7 +56,16 @@ export class HorizonWatch {
     }
   }
 
+  /**
+   * How long (at least) the oldest open transaction has held committed events back from gated
+   * readers, in seconds; 0 while nothing waits behind it. Unlike status(), no stall threshold.
+   */
+  heldBackSeconds(nowMs = Date.now()): number {
+    return this.isHoldingEvents ? (nowMs - this.xminSinceMs) / 1000 : 0;
+  }
+
   private observe(gate: { xmin: string; isHoldingEvents: boolean }, nowMs: number): void {
+    this.isHoldingEvents = gate.isHoldingEvents;
     if (gate.xmin !== this.xmin) {
       this.xmin = gate.xmin;
       this.xminSinceMs = nowMs;

@@ -4,6 +4,7 @@ import { CommitOutcomeUnknown, isConnectionLoss } from '../db/connectionLoss.js'
 import type { Pool, PoolClient, Queryable } from '../db/pool.js';
 import { withCause } from '../kernel/causation.js';
 import { VersionConflictError } from '../kernel/errors.js';
+import { countAppended } from '../metrics/registry.js';
 import { GroupCommit } from './groupCommit.js';
 import { insertEvents, selectGlobalEvents, type LogFilter, selectStreamEvents, selectStreamsAfter, selectStreamVersion } from './sql.js';
 import { streamTypeOf, type AppendResult, type AppendToStream, type EventMetadata, type GlobalCursor, type RecordedEvent } from './types.js';
@@ -168,7 +169,7 @@ export class EventStore {
       outcomes = await this.transact((tx) => tx.appendEach(requests));
     } else {
       const recorded = await insertStreams(this.pool, requests, {});
-      if (recorded.length > 0) this.onCommit?.(recorded);
+      if (recorded.length > 0) this.committed(recorded);
       outcomes = outcomesOf(requests, recorded);
     }
     return Promise.all(
@@ -177,6 +178,12 @@ export class EventStore {
         return conflictWithActualVersion(this.pool, requests[index]!);
       }),
     );
+  }
+
+  /** After every commit of this process: the appended-events counter, then the wake-ups. */
+  private committed(events: readonly RecordedEvent[]): void {
+    countAppended(events);
+    this.onCommit?.(events);
   }
 
   /** Runs `work` in one transaction; wake-ups go out after the commit, never inside it. */
@@ -191,7 +198,7 @@ export class EventStore {
         // Lost in flight, the COMMIT may have happened or not: callers must not take it for a rollback.
         throw isConnectionLoss(error) ? new CommitOutcomeUnknown(error) : error;
       });
-      if (tx.appended.length > 0) this.onCommit?.(tx.appended);
+      if (tx.appended.length > 0) this.committed(tx.appended);
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch((rollbackError: Error) => {

@@ -4,6 +4,7 @@ import pgListen, { type Subscriber } from 'pg-listen';
 import { Subject, type Observable } from 'rxjs';
 import { connectionConfig } from '../db/pool.js';
 import type { Logger } from '../kernel/logger.js';
+import { listenReconnects } from '../metrics/registry.js';
 
 export const EVENTS_CHANNEL = 'svc_events';
 
@@ -113,6 +114,7 @@ export class WakeUps {
   private async afterConnected(subscriber: Subscriber): Promise<void> {
     if (this.subscriber !== subscriber || !this.connectedOnce) return; // the first connect
     this.options.logger.info('LISTEN connection restored');
+    listenReconnects.inc();
     this.reconnectSubject.next();
     this.subject.next('reconnect');
   }

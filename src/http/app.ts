@@ -8,6 +8,7 @@ import { queryWithoutCredentials, withoutCredentials, type Logger } from '../ker
 import { enterRequestCausation } from './context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { parseQueryString } from './queryString.js';
+import { recordRequestDuration } from './requestMetrics.js';
 import { apiSecurityHeaders } from './securityHeaders.js';
 import type { TrustProxy } from '../config/settingTypes.js';
 
@@ -36,6 +37,7 @@ export function createApp({ logger, bodyLimitBytes, trustProxy = false, routers 
   app.set('etag', false);
   app.set('trust proxy', trustProxy);
   app.set('query parser', parseQueryString);
+  app.use(recordRequestDuration);
   app.use(apiSecurityHeaders);
   app.use(
     pinoHttp({

@@ -2,6 +2,7 @@
 // a close when the caller's credentials end.
 import type { Request, Response } from 'express';
 import type { Principal } from '../kernel/access.js';
+import { sseConnections } from '../metrics/registry.js';
 
 export interface SseStream {
   send(event: string, data: unknown, id?: number | string): boolean;
@@ -54,12 +55,14 @@ export function openEventStream(req: Request, res: Response, { credentials, hear
   res.socket?.setNoDelay(true);
   const listeners: (() => void)[] = [];
   let closed = false;
+  sseConnections.inc();
   const heartbeat = setInterval(() => {
     if (!closed) res.write(': ping\n\n');
   }, heartbeatMs);
   const finish = () => {
     if (closed) return;
     closed = true;
+    sseConnections.dec();
     clearInterval(heartbeat);
     listeners.splice(0).forEach((listener) => listener());
   };

@@ -14,6 +14,8 @@ export interface Principal {
 export const ADMIN_SCOPE = 'iam:admin';
 /** Reads the audit trail: its checkpoints and verification (BEYOND 3). */
 export const AUDIT_READ_SCOPE = 'audit:read';
+/** Reads GET /metrics on the main port (BEYOND 5). */
+export const METRICS_READ_SCOPE = 'metrics:read';
 
 export interface AccessRule {
   scope?: string | undefined;

@@ -1,7 +1,7 @@
 // GET /admin/scopes (deployment admins): the scope of every exposed CRUD operation, every workflow's, the system's.
 import { Router } from 'express';
 import type { Authenticator } from '../http/authenticator.js';
-import { ADMIN_SCOPE, AUDIT_READ_SCOPE } from '../kernel/access.js';
+import { ADMIN_SCOPE, AUDIT_READ_SCOPE, METRICS_READ_SCOPE } from '../kernel/access.js';
 import { accessRule } from './crudAccess.js';
 import type { ModelRegistry } from './registry.js';
 
@@ -27,7 +27,7 @@ export function scopesRouter(deps: ScopesDeps): Router {
         crud[model.slug] = Object.fromEntries(model.crud.map((operation) => [operation, accessRule(model, operation).scope!]));
       }
     }
-    res.json({ crud, workflows: deps.workflowScopes(), system: [ADMIN_SCOPE, AUDIT_READ_SCOPE], crud_api_enabled: deps.crudEnabled });
+    res.json({ crud, workflows: deps.workflowScopes(), system: [ADMIN_SCOPE, AUDIT_READ_SCOPE, METRICS_READ_SCOPE], crud_api_enabled: deps.crudEnabled });
   });
 
   return router;

@@ -2,4 +2,4 @@
 export * from './types.js';
 export { ProjectionRegistry } from './registry.js';
 export { rebuildProjection, type RebuildProgress, type RebuildResult } from './rebuild.js';
-export { projectionStatus, rebuildStaleProjections, type ProjectionStatus } from './status.js';
+export { projectionLags, projectionStatus, rebuildStaleProjections, type ProjectionStatus } from './status.js';

@@ -5,6 +5,7 @@ import type { EventMetadata } from '../eventstore/types.js';
 import type { NewEvent, RecordedEvent } from '../eventstore/types.js';
 import { foldRun, isTerminal, type RunState, type RunStatus } from './state.js';
 import { ConflictError, NotFoundError } from '../kernel/errors.js';
+import { runsTotal } from '../metrics/registry.js';
 import { asRunEvent, copiedFromOf, runEvent, runStream, type RunEvent } from './events.js';
 
 export type ControlAction = 'pause' | 'resume' | 'abort' | 'steer';
@@ -83,15 +84,20 @@ async function treeStreams(store: EventStore, runId: string): Promise<string[]> 
  */
 async function abortRunTree(store: EventStore, runId: string, by: string, reason: string, metadata?: EventMetadata): Promise<void> {
   const stream = runStream(runId);
+  // The workflows of the runs this commit ends (decide may run again after a conflict: the last one counts).
+  let ended: string[] = [];
   await runCommand(store, {
     streams: () => treeStreams(store, runId),
     decide: (read) => {
       const run = stateOf(read.get(stream));
       const events: Record<string, NewEvent[]> = { [stream]: [decideControl(run, 'abort', by, reason)!] };
+      ended = [run.workflow];
       const below = [...read.keys()].filter((s) => s !== stream && s !== runStream(run.parentRunId ?? ''));
       for (const child of below) {
         const state = stateOf(read.get(child));
-        if (state.exists && !isTerminal(state.status)) events[child] = [decideControl(state, 'abort', by, `parent run ${runId} was aborted`)!];
+        if (!state.exists || isTerminal(state.status)) continue;
+        events[child] = [decideControl(state, 'abort', by, `parent run ${runId} was aborted`)!];
+        ended.push(state.workflow);
       }
       const parent = run.parentRunId ? stateOf(read.get(runStream(run.parentRunId))) : null;
       if (parent?.exists && !isTerminal(parent.status)) {
@@ -102,4 +108,5 @@ async function abortRunTree(store: EventStore, runId: string, by: string, reason
     },
     ...(metadata ? { metadata } : {}),
   });
+  for (const workflow of ended) runsTotal.inc({ workflow, status: 'aborted' });
 }

@@ -2,6 +2,7 @@
 import type { Queryable } from '../db/pool.js';
 import type { RunChild } from '../contract/types.js';
 import type { RunRow } from './present.js';
+import { isTerminal, RUN_STATUSES } from './state.js';
 
 const COLUMNS = `id, workflow, schema_version, status, input, output, error, status_code, current_step, principal_id, tenant,
   approval, pause_requested, wake_at, last_seq, created_at, updated_at, trigger, parent_run_id, forked_from, concurrency_key, slot`;
@@ -68,5 +69,15 @@ export async function findChildren(db: Queryable, parentRunId: string): Promise<
   const { rows } = await db.query<RunChild>('SELECT id AS run_id, workflow, status FROM svc_runs WHERE parent_run_id = $1 ORDER BY created_at, id', [
     parentRunId,
   ]);
+  return rows;
+}
+
+/** Runs not ended yet, by workflow and status (the svc_runs_active gauge, read at scrape time). */
+export async function countActiveRuns(db: Queryable): Promise<{ workflow: string; status: string; runs: number }[]> {
+  const { rows } = await db.query<{ workflow: string; status: string; runs: number }>(
+    // Named statuses (not "not terminal"): the (status, updated_at) index finds them among all the ended runs.
+    `SELECT workflow, status, count(*)::int AS runs FROM svc_runs WHERE status = ANY($1::text[]) GROUP BY workflow, status`,
+    [RUN_STATUSES.filter((status) => !isTerminal(status))],
+  );
   return rows;
 }

@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import type { Service } from '../../src/main.js';
 import { bootstrapAdmin, client } from '../support/http.js';
+import { parseScrape } from '../support/prometheus.js';
 import { journalOf, privateKeys } from '../support/runs.js';
 import { FakeOpenAi } from './support/fakeOpenAi.js';
 import { startAgentService, stepEnd } from './support/harness.js';
@@ -37,6 +38,13 @@ describe('Agent steps: completion mode and reserved exits', function () {
     return { ...result, runId: runId!, journal: await journalOf(service.url, token, runId!) };
   }
 
+  /** svc_llm_tokens_total of fake-model-1 in /metrics, by direction. */
+  async function llmTokens(): Promise<{ input: number; output: number }> {
+    const scraped = parseScrape(String((await api.get('/metrics')).body));
+    const of = (direction: string) => scraped.value('svc_llm_tokens_total', { model: 'fake-model-1', direction });
+    return { input: of('input'), output: of('output') };
+  }
+
   /** A run that ended through a reserved exit routed to END: a 400 envelope naming the exit's reason. */
   function expectExit(run: Awaited<ReturnType<typeof trigger>>, stepId: string, signal: string, message: RegExp) {
     expect(run.status, JSON.stringify(run.body)).to.equal(400);
@@ -52,6 +60,7 @@ describe('Agent steps: completion mode and reserved exits', function () {
     it('renders the system template, resolves artifact://name@version prompts, appends steering artifacts, and routes a text enum outcome into the `write` key', async () => {
       const key = 'printer-jam-4711';
       fake.script(key, [{ content: '  billing\n', usage: { prompt_tokens: 30, completion_tokens: 2 } }]);
+      const tokensBefore = await llmTokens();
       const run = await trigger('/api/agents/classify', { message: `I was charged twice, ${key}`, team: 'payments' });
       expect(run.status, JSON.stringify(run.body)).to.equal(201);
       expect(run.body).to.deep.equal({ category: 'billing' });
@@ -75,6 +84,8 @@ describe('Agent steps: completion mode and reserved exits', function () {
       const turns = run.journal.filter((e) => e.type === 'llm_turn');
       expect(turns).to.have.length(1);
       expect(turns[0].payload).to.include({ iteration: 1, tokens_used: 32, model: 'fake-model-1' });
+      const tokensAfter = await llmTokens();
+      expect({ input: tokensAfter.input - tokensBefore.input, output: tokensAfter.output - tokensBefore.output }).to.deep.equal({ input: 30, output: 2 });
       expect(turns[0].payload.response.content).to.equal('  billing\n');
       const end = stepEnd(run.journal, 'classify');
       expect(end.payload.signal).to.equal('billing');

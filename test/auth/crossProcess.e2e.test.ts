@@ -1,6 +1,8 @@
 // Two server processes on one database: a logout or a session end on one is honoured by the other, also
 // across a LISTEN reconnect. Where the observing worker runs in this process its safety-net poll is
 // stopped, so what it learns of the other's commits came through LISTEN/NOTIFY.
+import { metricsRegistry } from '../../src/metrics/registry.js';
+import { parseScrape } from '../support/prometheus.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
@@ -145,6 +147,9 @@ describe('revocation across a LISTEN reconnect', function () {
     expect((await me(first.url, token)).status).to.equal(200);
 
     const reconnects: number[] = [];
+    // Both services run in this process: their counter is this process's.
+    const counted = async () => parseScrape(await metricsRegistry.metrics()).value('svc_listen_reconnects_total');
+    const countedBefore = await counted();
     const subscription = first.kernel.wakeUps.reconnected$.subscribe(() => reconnects.push(Date.now()));
     try {
       // The logout on the second worker needs pooled connections: open them before the database closes.
@@ -167,6 +172,7 @@ describe('revocation across a LISTEN reconnect', function () {
 
       const back = await eventually(async () => reconnects.length > 0, 10_000);
       expect(back.ok, 'the LISTEN connection did not come back').to.equal(true);
+      expect(await counted(), 'svc_listen_reconnects_total').to.equal(countedBefore + reconnects.length);
       const refused = await eventually(async () => (await me(first.url, token)).status === 401, PROPAGATION_DEADLINE_MS);
       expect(refused.ok, `still accepted ${Date.now() - reconnects[0]!} ms after the reconnect`).to.equal(true);
       expectUnauthenticated(await me(first.url, token), /revoked/);

@@ -14,6 +14,7 @@ import type { Service } from '../../src/main.js';
 import { freePort } from '../support/db.js';
 import { expectStreamEnds, followRun, Gates, startHeldRun, steer, STREAMS_PROJECT } from '../support/heldRuns.js';
 import { bootstrapAdmin, call, client, eventually, expectUnauthenticated, login, type Admin } from '../support/http.js';
+import { parseScrape } from '../support/prometheus.js';
 import { startTestService } from '../support/service.js';
 import { killAllServices, PROCESS_SIGNING_KEY, ServiceProcess } from '../support/serviceProcess.js';
 import { createUser, USER_PASSWORD } from '../support/users.js';
@@ -35,6 +36,8 @@ describe('a long write transaction elsewhere on the cluster', function () {
   let blocker: pg.Client | undefined;
 
   const health = async (url: string) => (await call(url, 'GET', '/health')).body as Record<string, any>;
+  const horizonAge = async (url: string) =>
+    parseScrape(String((await call(url, 'GET', '/metrics', { token: admin.token })).body)).value('svc_log_horizon_age_seconds');
   const isAccepted = async (url: string, token: string) => (await call(url, 'GET', '/auth/me', { token })).status === 200;
   /** Committed events a gated reader cannot see yet. */
   const eventsBehindGate = async () =>
@@ -120,6 +123,8 @@ describe('a long write transaction elsewhere on the cluster', function () {
         .to.be.a('string')
         .and.match(/transaction/);
     }
+    // The same age in /metrics: the alert on the horizon needs no /health poller.
+    expect(await horizonAge(a.url)).to.be.at.least(1);
 
     // The stream's own token logged out on A: B closes it, the blocker still open.
     expect((await client(a.url, streamToken).post('/auth/logout')).status).to.equal(204);
@@ -131,6 +136,8 @@ describe('a long write transaction elsewhere on the cluster', function () {
       const back = await eventually(async () => (await health(url)).status === 'ok', DEADLINE_MS);
       expect(back.ok, `${url}/health stayed degraded after the commit`).to.equal(true);
     }
+    const aged = await eventually(async () => (await horizonAge(a.url)) === 0, DEADLINE_MS);
+    expect(aged.ok, 'svc_log_horizon_age_seconds stayed above 0 after the commit').to.equal(true);
     const warnings = b.output.split('\n').filter((line) => line.includes(HORIZON_HELD_MESSAGE));
     expect(warnings, 'one warning for the episode, not one per poll').to.have.length(1);
   });

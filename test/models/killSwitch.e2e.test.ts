@@ -56,7 +56,7 @@ describe('CRUD kill switch', () => {
     }
     const scopes = await as.get('/admin/scopes');
     expect(scopes.status).to.equal(200);
-    expect(scopes.body).to.deep.equal({ crud: {}, workflows: {}, system: ['iam:admin', 'audit:read'], crud_api_enabled: false });
+    expect(scopes.body).to.deep.equal({ crud: {}, workflows: {}, system: ['iam:admin', 'audit:read', 'metrics:read'], crud_api_enabled: false });
     const models = await as.get('/admin/models');
     expect(models.status).to.equal(200);
     expect(Object.keys(models.body)).to.have.members(['Customer', 'Hidden', 'Note', 'Secret', 'Ticket']);
@@ -91,7 +91,7 @@ describe('CRUD kill switch', () => {
         ticket: { list: 'tickets:read', read: 'tickets:read', create: 'tickets:write', update: 'tickets:write', delete: 'tickets:delete' },
       },
       workflows: {},
-      system: ['iam:admin', 'audit:read'],
+      system: ['iam:admin', 'audit:read', 'metrics:read'],
       crud_api_enabled: true,
     });
   });

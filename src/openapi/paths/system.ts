@@ -15,6 +15,18 @@ export function systemPaths(): Record<string, PathItem> {
         extraResponses: { 503: { description: 'The database does not answer', content: { 'application/json': { schema: ref('Health') } } } },
       }),
     },
+    '/metrics': {
+      get: operation({
+        operationId: 'metrics',
+        summary: 'Prometheus metrics of every worker',
+        description:
+          'The Prometheus text exposition format (prom-client): the series docs/operations.md "Metrics" lists. With `SVC_METRICS_PORT` set, the same answer is served without a token on that port.',
+        tags,
+        scope: 'metrics:read',
+        ok: { status: 200, description: 'Prometheus text format, version 0.0.4', schema: { type: 'string' }, contentType: 'text/plain' },
+        errors: [403],
+      }),
+    },
     '/registry': {
       get: operation({
         operationId: 'registry',

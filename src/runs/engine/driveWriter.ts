@@ -9,6 +9,7 @@ import { foldRun, isTerminal } from '../state.js';
 import { applyLocal, DriveStopped, type Drive } from './drive.js';
 import { tellParent } from './parentNotice.js';
 import { LeaseLost, type RunAppend, type RunGroupCommit } from './runGroupCommit.js';
+import { countJournaled } from './runMetrics.js';
 
 /** What a step adds inside the transaction of its append (a ModelOp's events, after its record write). */
 export type WorkInTransaction = (tx: EventTransaction) => Promise<RunEvent[]>;
@@ -82,6 +83,7 @@ export class DriveWriter {
           drive.leaseSeenAt = askedAt;
         }
         this.takeIn(drive, appended);
+        countJournaled(drive.committed, appended);
         drive.pending = drive.pending.slice(taken);
         this.restate(drive);
         if (drive.committed.exists) drive.markDurable();

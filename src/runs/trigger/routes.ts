@@ -8,6 +8,7 @@ import { isConnectionLoss } from '../../db/connectionLoss.js';
 import { isTerminal, type RunState } from '../state.js';
 import { publicView } from '../../workflows/template.js';
 import { wantsEventStream } from '../../http/sse.js';
+import { nameRouteTemplate } from '../../http/requestMetrics.js';
 import { AppError, NotFoundError, UnavailableError } from '../../kernel/errors.js';
 import type { JsonObject } from '../../kernel/json.js';
 import { triggerCaller } from './gate.js';
@@ -45,6 +46,7 @@ export function triggerRouter(deps: TriggerDeps): Router {
       res.setHeader('Allow', [...new Set(candidates.map((w) => w.trigger.method))].join(', '));
       throw new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}`);
     }
+    nameRouteTemplate(res, workflow.trigger.path ?? req.path);
     await trigger(deps, req, res, workflow, 'http');
   });
   return router;
