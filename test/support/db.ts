@@ -19,6 +19,14 @@ interface TestCluster {
 let cluster: TestCluster | undefined;
 let counter = 0;
 
+/**
+ * What the test files need of the cluster, for parallel mode too: mocha runs the global setup in its
+ * own process and the files in worker processes, which inherit the environment it leaves.
+ */
+const SERVER_URL_VAR = 'SVC_TEST_SERVER_URL';
+const TEMPLATE_VAR = 'SVC_TEST_TEMPLATE';
+const PREFIX_VAR = 'SVC_TEST_DATABASE_PREFIX';
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -52,6 +60,7 @@ export async function setUpTestCluster(): Promise<void> {
     serverUrl = state.embedded.url;
   }
   const template = `svc_template_${process.pid}`;
+  const prefix = `svc_t${process.pid}_`;
   await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${template}`);
   await adminQuery(serverUrl, `CREATE DATABASE ${template}`);
   const pool = createPool({ connectionString: withDatabase(serverUrl, template), max: 1 });
@@ -61,6 +70,16 @@ export async function setUpTestCluster(): Promise<void> {
     await pool.end();
   }
   cluster = { serverUrl, template, ...state };
+  Object.assign(process.env, { [SERVER_URL_VAR]: serverUrl, [TEMPLATE_VAR]: template, [PREFIX_VAR]: prefix });
+}
+
+/** The cluster as the global setup left it: in this process, or through the environment in a worker. */
+function currentCluster(): { serverUrl: string; template: string; prefix: string } {
+  const serverUrl = process.env[SERVER_URL_VAR];
+  const template = process.env[TEMPLATE_VAR];
+  const prefix = process.env[PREFIX_VAR];
+  if (!serverUrl || !template || !prefix) throw new Error('The test cluster is not set up (test/support/fixtures.ts)');
+  return { serverUrl, template, prefix };
 }
 
 export async function tearDownTestCluster(): Promise<void> {
@@ -72,23 +91,23 @@ export async function tearDownTestCluster(): Promise<void> {
     if (tempDir) await rm(tempDir, { recursive: true, force: true });
     return;
   }
-  const { rows } = await adminQuery<{ datname: string }>(serverUrl, `SELECT datname FROM pg_database WHERE datname LIKE $1`, [`svc_t${process.pid}_%`]);
+  const { rows } = await adminQuery<{ datname: string }>(serverUrl, `SELECT datname FROM pg_database WHERE datname LIKE $1`, [`${currentCluster().prefix}%`]);
   for (const { datname } of rows) await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
   await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${template}`);
 }
 
 /** A fresh, migrated database of its own; answers its URL. */
 export async function createTestDatabase(): Promise<string> {
-  if (!cluster) throw new Error('The test cluster is not set up (test/support/fixtures.ts)');
-  const name = `svc_t${process.pid}_${++counter}`;
-  await adminQuery(cluster.serverUrl, `CREATE DATABASE ${name} TEMPLATE ${cluster.template}`);
-  return withDatabase(cluster.serverUrl, name);
+  const { serverUrl, template, prefix } = currentCluster();
+  // The worker's pid keeps the names of files running side by side apart.
+  const name = `${prefix}${process.pid}_${++counter}`;
+  await adminQuery(serverUrl, `CREATE DATABASE ${name} TEMPLATE ${template}`);
+  return withDatabase(serverUrl, name);
 }
 
 /** The server's URL (any database), for tests that create databases of their own. */
 export function testServerUrl(): string {
-  if (!cluster) throw new Error('The test cluster is not set up');
-  return cluster.serverUrl;
+  return currentCluster().serverUrl;
 }
 
 async function adminQuery<R extends pg.QueryResultRow = pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []) {
