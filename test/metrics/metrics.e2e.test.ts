@@ -1,12 +1,11 @@
 // GET /metrics: Prometheus text that parses, counters that move with the work done, the scope on the
 // main port, SVC_METRICS_PORT without a token, and one scrape of a two-worker cluster showing both.
-import { request as httpRequest } from 'node:http';
 import { expect } from 'chai';
 import { SvcClient } from '../../src/client/index.js';
 import type { Service } from '../../src/main.js';
 import { EXAMPLE_PROJECT } from '../api/helpers.js';
 import { createTestDatabase, freePort } from '../support/db.js';
-import { bootstrapAdmin, call, client, eventually, expectError, type Admin } from '../support/http.js';
+import { bootstrapAdmin, call, client, eventually, expectError, onNewConnection, type Admin } from '../support/http.js';
 import { parseScrape, type Scraped } from '../support/prometheus.js';
 import { startTestService } from '../support/service.js';
 import { SseReader } from '../support/sse.js';
@@ -14,27 +13,6 @@ import { killAllServices, ServiceProcess } from '../support/serviceProcess.js';
 import { createUser } from '../support/users.js';
 
 /** One request on a connection of its own (a cluster hands each new connection to the next worker). */
-function onNewConnection(url: string, method: string, body?: unknown, token?: string): Promise<{ status: number; text: string; type: string }> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      url,
-      {
-        method,
-        agent: false,
-        headers: { ...(payload ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, type: String(res.headers['content-type'] ?? '') }));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
 async function scrape(url: string, token?: string): Promise<Scraped> {
   const answer = await onNewConnection(url, 'GET', undefined, token);
   expect(answer.status, answer.text).to.equal(200);

@@ -1,5 +1,6 @@
 // HTTP helpers for e2e tests: JSON and form requests with an optional bearer token, login, a bootstrapped
 // admin; and waiting for a condition or an answer with a deadline.
+import { request as httpRequest } from 'node:http';
 import { expect } from 'chai';
 
 export interface HttpResult<T = any> {
@@ -136,4 +137,29 @@ export async function withDeadline<T>(promise: Promise<T>, timeoutMs: number, wh
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * One request on a connection of its own (no keep-alive): behind an SVC_WORKERS cluster, successive
+ * calls go to the workers in turn, where a pooled connection would stay with one.
+ */
+export function onNewConnection(url: string, method: string, body?: unknown, token?: string): Promise<{ status: number; text: string; type: string }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        method,
+        agent: false,
+        headers: { ...(payload ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, type: String(res.headers['content-type'] ?? '') }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
