@@ -1,5 +1,5 @@
 // `svc serve` with SVC_WORKERS=2 over the example project: each request on a connection of its own
-// goes to the workers in turn, so runs, their control and a revocation all cross workers.
+// goes to the workers in turn, so runs, their control, approvals and a revocation all cross workers.
 import { expect } from 'chai';
 import { EXAMPLE_PROJECT } from '../api/helpers.js';
 import { createTestDatabase } from '../support/db.js';
@@ -31,7 +31,7 @@ describe('svc serve with SVC_WORKERS=2', function () {
     const bootstrap = await send('POST', '/auth/bootstrap', { email: 'root@example.com', password: 'root-password-1' }, '');
     expect(bootstrap.status, JSON.stringify(bootstrap.body)).to.equal(200);
     adminToken = bootstrap.body.access_token;
-    financeToken = (await createUser(cluster.url, adminToken, 'fin@example.com', { finance: ['refunds:request'] })).token;
+    financeToken = (await createUser(cluster.url, adminToken, 'fin@example.com', { finance: ['refunds:request', 'approvals:decide'] })).token;
   });
   after(killAllServices);
 
@@ -51,6 +51,20 @@ describe('svc serve with SVC_WORKERS=2', function () {
     await waitForStatus(ids[3]!, 'aborted');
     for (const id of ids.slice(0, 3)) expect((await send('POST', `/api/runs/${id}/resume`)).status).to.be.oneOf([200, 202]);
     for (const id of ids.slice(0, 3)) await waitForStatus(id, 'completed');
+  });
+
+  it('lets a decision on one worker resume a run another worker started', async () => {
+    // Requested by the admin: whoever asks for a refund may not approve it.
+    const refunds = await Promise.all(['R1', 'R2', 'R3'].map((order) => send('POST', '/api/refunds?wait=false', { order_id: order, amount: 500 })));
+    const ids = refunds.map((answer) => answer.body.id as string);
+    for (const id of ids) await waitForStatus(id, 'waiting_human');
+    for (const id of ids) {
+      const { approval } = (await send('GET', `/api/runs/${id}`)).body as { approval: { decide_url: string } | null };
+      expect(approval, `the approval of run ${id}`).to.not.equal(null);
+      const decided = await send('POST', approval!.decide_url, { decision: 'approve', values: { refunded: 500 } }, financeToken);
+      expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
+    }
+    for (const id of ids) await waitForStatus(id, 'completed');
   });
 
   it('refuses a logged-out token on both workers', async () => {
