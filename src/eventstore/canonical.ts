@@ -30,14 +30,18 @@ export function canonicalTime(iso: string): string {
  * The JCS text with its two database-chosen values left out: JCS sorts the keys (data, metadata,
  * recorded_at, stream_id, stream_position, type), so the text is `head` + time + `middle` +
  * position + `tail`, and the append statement splices in the time and position it decides.
+ * `metadataText`: the metadata's JCS when the caller has it already.
  */
-export function canonicalParts(event: { streamId: string; type: string; data: JsonObject; metadata: JsonObject }): {
+export function canonicalParts(
+  event: { streamId: string; type: string; data: JsonObject; metadata: JsonObject },
+  metadataText = jcs(event.metadata),
+): {
   head: string;
   middle: string;
   tail: string;
 } {
   return {
-    head: `{"data":${jcs(event.data)},"metadata":${jcs(event.metadata)},"recorded_at":"`,
+    head: `{"data":${jcs(event.data)},"metadata":${metadataText},"recorded_at":"`,
     middle: `","stream_id":${jcs(event.streamId)},"stream_position":`,
     tail: `,"type":${jcs(event.type)}}`,
   };

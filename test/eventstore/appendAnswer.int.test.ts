@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Kernel } from '../../src/main.js';
+import type { JsonObject } from '../../src/kernel/json.js';
 import { asJsonb } from '../../src/kernel/jsonbShape.js';
 import { startTestKernel } from '../support/service.js';
 
@@ -21,7 +22,7 @@ const jsonValue = fc.letrec((tie) => ({
     fc.dictionary(storableKey, tie('value'), { maxKeys: 6 }),
   ),
 })).value;
-const jsonObject = fc.dictionary(storableKey, jsonValue, { maxKeys: 6 });
+const jsonObject = fc.dictionary(storableKey, jsonValue, { maxKeys: 6 }) as fc.Arbitrary<JsonObject>;
 
 describe('event store: the append answers what a read gives', () => {
   let kernel: Kernel;
