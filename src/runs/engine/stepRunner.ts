@@ -21,6 +21,7 @@ import { NO_CHANGES, type StepDeps } from './steps/types.js';
 import { waitFiresAt } from './steps/wait.js';
 import { attemptEvents, attemptOf, untilWake } from './timed.js';
 import { admissionOf } from '../concurrency/admission.js';
+import { inStepSpan } from './runTracing.js';
 
 export interface StepRunnerOptions {
   pool: Pool;
@@ -79,8 +80,7 @@ export class StepRunner {
         await this.writer.flush(drive);
         break;
       }
-      if (status === 'waiting_timer') this.fireTimer(drive, step);
-      else await this.runStep(drive, step);
+      await inStepSpan(drive, step, async () => (status === 'waiting_timer' ? this.fireTimer(drive, step) : this.runStep(drive, step)));
     }
     if (drive.pending.length > 0 && !drive.fenced) await this.writer.flush(drive);
   }
