@@ -9,7 +9,10 @@ import { routeTemplateOf } from './requestMetrics.js';
 
 const REQUEST_SPAN = 'svcRequestSpan';
 
-/** Opens the request's span (tracing on), ended when the answer is sent or the connection closes. */
+/**
+ * Opens the request's span, ended when the answer is sent or the connection closes. (Mounted while
+ * tracing is on; tracing stopped since, it lets requests pass.)
+ */
 export const startRequestSpan: RequestHandler = (req, res, next) => {
   if (!tracingEnabled()) return next();
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);

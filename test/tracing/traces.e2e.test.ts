@@ -13,6 +13,7 @@ import { bootstrapAdmin, call, eventually } from '../support/http.js';
 import { copyProject } from '../support/projects.js';
 import { killAllServices, ServiceProcess } from '../support/serviceProcess.js';
 import { FakeOpenAi } from '../agents/support/fakeOpenAi.js';
+import { McpHttpServer } from '../agents/support/mcpHttpServer.js';
 import { OtlpReceiver, parseTraceparent, TracedApi, type ReceivedSpan } from './support/otlpReceiver.js';
 
 const PROJECT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/project');
@@ -36,19 +37,31 @@ describe('traces (OpenTelemetry over OTLP/HTTP)', function () {
   this.timeout(120_000);
   const receiver = new OtlpReceiver();
   const fake = new FakeOpenAi();
+  const mcp = new McpHttpServer();
   const pools: pg.Pool[] = [];
   let project: string;
 
   before(async () => {
     await receiver.start();
     await fake.start();
-    project = copyProject(PROJECT);
+    await mcp.start();
+    const tools = [
+      'kind: Artifact',
+      'metadata: {name: http_tools, version: "1", description: An MCP server over HTTP.}',
+      'spec:',
+      '  type: mcp',
+      '  content:',
+      `    url: ${mcp.url}`,
+      '',
+    ];
+    project = copyProject(PROJECT, { 'artifacts/http_tools.yaml': tools.join('\n') });
   });
   after(async () => {
     await killAllServices();
     await Promise.all(pools.map((pool) => pool.end()));
     await receiver.stop();
     await fake.stop();
+    await mcp.stop();
   });
 
   async function database(): Promise<{ url: string; db: pg.Pool }> {
@@ -65,7 +78,7 @@ describe('traces (OpenTelemetry over OTLP/HTTP)', function () {
     ...extra,
   });
 
-  it('a run: HTTP request -> run -> steps -> APICall (traceparent sent) and LLM call (GenAI attributes)', async () => {
+  it('a run: HTTP request -> run -> steps -> APICall and MCP requests (traceparent sent) and the LLM call (GenAI attributes)', async () => {
     const api = new TracedApi();
     await api.start();
     try {
@@ -83,7 +96,7 @@ describe('traces (OpenTelemetry over OTLP/HTTP)', function () {
       });
       expect(started.status, JSON.stringify(started.body)).to.be.oneOf([200, 201]);
       const runId = String(started.headers.get('x-svc-run-id'));
-      expect(started.body, 'the Response step answers').to.deep.equal({ answer: 'Traced answer.', pinged: 1 });
+      expect(started.body, 'the Response step answers').to.deep.equal({ answer: 'Traced answer.', pinged: 1, sum: 5 });
 
       await receiver.waitFor('the run span and the request span', (spans) => {
         const names = spans.filter((s) => s.traceId === callerTrace).map((s) => s.name);
@@ -100,7 +113,7 @@ describe('traces (OpenTelemetry over OTLP/HTTP)', function () {
       expect(run.attributes).to.include({ 'svc.run.id': runId, 'svc.workflow': 'traced', 'svc.run.status': 'completed', 'svc.run.resumed': false });
 
       const steps = spans.filter((s) => s.name.startsWith('step '));
-      expect(steps.map((s) => s.name).sort()).to.deep.equal(['step answer', 'step ask', 'step call']);
+      expect(steps.map((s) => s.name).sort()).to.deep.equal(['step answer', 'step ask', 'step call', 'step tool']);
       for (const step of steps) expect(step.parentSpanId, step.name).to.equal(run.spanId);
       const callStep = one(steps, 'step call', (s) => s.name === 'step call');
       expect(callStep.attributes).to.include({
@@ -116,6 +129,16 @@ describe('traces (OpenTelemetry over OTLP/HTTP)', function () {
       expect(api.requests).to.have.length(1);
       const seen = parseTraceparent(api.requests[0]!.traceparent);
       expect(seen, 'the called server saw the request span as its parent').to.deep.equal({ traceId: callerTrace, parentId: outgoing.spanId });
+
+      const toolStep = one(steps, 'step tool', (s) => s.name === 'step tool');
+      expect(toolStep.attributes).to.include({ 'svc.step.kind': 'MCP', 'svc.step.signal': 'default' });
+      const toolCall = one(spans, 'the MCP tool call', (s) => s.name === 'tools/call add');
+      expect(toolCall.parentSpanId).to.equal(toolStep.spanId);
+      expect(toolCall.attributes).to.include({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'add' });
+      const mcpCall = mcp.calls.find((c) => c.tool === 'add');
+      const mcpSeen = parseTraceparent(String(mcpCall?.headers.traceparent));
+      expect(mcpSeen.traceId, 'the MCP server saw the trace').to.equal(callerTrace);
+      one(spans, "the MCP call's HTTP request", (s) => s.kind === CLIENT && s.spanId === mcpSeen.parentId && s.parentSpanId === toolCall.spanId);
 
       const askStep = one(steps, 'step ask', (s) => s.name === 'step ask');
       expect(askStep.attributes).to.include({ 'svc.step.kind': 'Agent', 'svc.step.id': 'ask' });

@@ -2,7 +2,7 @@
 // `step <id>` span per step it runs there. The trace context travels in the journal: run_started's
 // metadata keeps the `traceparent` of the run's first span, and a drive on any worker (after a crash,
 // a person's decision, a long timer) opens its run span under it, so the run stays one trace.
-import { context, trace, type Link } from '@opentelemetry/api';
+import { context, trace, type Link, type Span } from '@opentelemetry/api';
 import type { NewEvent } from '../../eventstore/types.js';
 import { contextOfTraceparent, inSpan, svcTracer, traceparentOf, tracingEnabled, withSpan } from '../../tracing/tracer.js';
 import type { StepDefinition } from '../../workflows/definition.js';
@@ -16,7 +16,8 @@ export const TRACEPARENT_KEY = 'traceparent';
 /**
  * Opens the drive's run span. A new run's parent is the span in effect (the request, or the step of
  * a parent run, that started it); a resumed run's is the trace context its run_started journaled,
- * linked to the span in effect (the request that resumed it), if any.
+ * linked to the span in effect (the request that resumed it), if any. `svc.run.resumed` says whether
+ * the run went on from a journal with more than its run_started (a child run's first drive does not).
  */
 export function openRunSpan(drive: Drive, resumed: boolean): void {
   if (!tracingEnabled()) return;
@@ -26,14 +27,18 @@ export function openRunSpan(drive: Drive, resumed: boolean): void {
   const { name, version } = drive.workflow;
   drive.span = svcTracer().startSpan(
     `run ${name}`,
-    { links, attributes: { 'svc.run.id': drive.runId, 'svc.workflow': name, 'svc.workflow.version': version, 'svc.run.resumed': resumed } },
+    {
+      links,
+      attributes: { 'svc.run.id': drive.runId, 'svc.workflow': name, 'svc.workflow.version': version, 'svc.run.resumed': resumed && drive.recorded.length > 1 },
+    },
     journaled ?? context.active(),
   );
 }
 
 /** The event with the trace context a run continues in its metadata: `span`'s, else the span in effect. */
-export function withTraceContext<E extends NewEvent | RunEvent>(event: E, span = trace.getActiveSpan()): E {
-  const traceparent = tracingEnabled() ? traceparentOf(span) : undefined;
+export function withTraceContext<E extends NewEvent | RunEvent>(event: E, span?: Span): E {
+  if (!tracingEnabled()) return event;
+  const traceparent = traceparentOf(span ?? trace.getActiveSpan());
   return traceparent ? { ...event, metadata: { ...event.metadata, [TRACEPARENT_KEY]: traceparent } } : event;
 }
 

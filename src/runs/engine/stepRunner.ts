@@ -80,7 +80,10 @@ export class StepRunner {
         await this.writer.flush(drive);
         break;
       }
-      await inStepSpan(drive, step, async () => (status === 'waiting_timer' ? this.fireTimer(drive, step) : this.runStep(drive, step)));
+      // A run span is open only while tracing is on: off, the step runs with nothing around it.
+      if (drive.span) await inStepSpan(drive, step, async () => (status === 'waiting_timer' ? this.fireTimer(drive, step) : this.runStep(drive, step)));
+      else if (status === 'waiting_timer') this.fireTimer(drive, step);
+      else await this.runStep(drive, step);
     }
     if (drive.pending.length > 0 && !drive.fenced) await this.writer.flush(drive);
   }
