@@ -1,7 +1,8 @@
 // OpenTelemetry traces of runs, received by a loopback OTLP/HTTP receiver from real `svc serve`
 // processes: the HTTP request (under the caller's traceparent) -> the run -> its steps -> the
 // APICall's request (its traceparent seen by the called server) and the LLM call with token counts;
-// a run whose process was SIGKILLed mid-step continues its trace on the process that takes it over;
+// a run whose process was SIGKILLed mid-step, or while it waited for a person, continues its trace on
+// the process that takes it over;
 // and with no endpoint (or the SDK disabled) nothing is exported and no traceparent leaves.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -206,6 +207,59 @@ describe('traces (OpenTelemetry over OTLP/HTTP)', function () {
       const slow = one(spans, 'the step span on the second process', (s) => s.name === 'step slow' && s.parentSpanId === resumed.spanId);
       expect(slow.attributes).to.include({ 'svc.step.kind': 'APICall', 'svc.step.signal': 'default' });
       one(spans, "the second process's APICall request", (s) => s.kind === CLIENT && s.spanId === after.parentId && s.parentSpanId === slow.spanId);
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('a run waiting for a person, its process killed: the decision on another process continues its trace', async () => {
+    const api = new TracedApi();
+    await api.start();
+    try {
+      const { url } = await database();
+      const first = await ServiceProcess.start(url, project, traced());
+      const { token } = await bootstrapAdmin(first.url);
+      const startTrace = randomBytes(16).toString('hex');
+      const started = await call(first.url, 'POST', '/api/workflows/review/runs', {
+        token,
+        json: { api: api.url },
+        headers: { traceparent: `00-${startTrace}-${randomBytes(8).toString('hex')}-01` },
+      });
+      expect(started.status, JSON.stringify(started.body)).to.equal(202);
+      const runId = String(started.headers.get('x-svc-run-id'));
+      const approvalId = String(started.body.approval?.approval_id);
+      await receiver.waitFor("the first process's run span, ended waiting", (spans) =>
+        spans.some((s) => s.traceId === startTrace && s.name === 'run review' && s.attributes['svc.run.status'] === 'waiting_human'),
+      );
+      const asked = one(receiver.inTrace(startTrace), 'the first visit of the step', (s) => s.name === 'step approve');
+      expect(asked.attributes).to.include({ 'svc.step.kind': 'HumanInTheLoop', 'svc.run.status': 'waiting_human' });
+      await first.kill();
+
+      const second = await ServiceProcess.start(url, project, traced());
+      const decisionTrace = randomBytes(16).toString('hex');
+      const decided = await call(second.url, 'POST', `/api/approvals/${approvalId}`, {
+        token,
+        json: { decision: 'approve' },
+        headers: { traceparent: `00-${decisionTrace}-${randomBytes(8).toString('hex')}-01` },
+      });
+      expect(decided.status, JSON.stringify(decided.body)).to.equal(200);
+      await receiver.waitFor("the second process's run span", (spans) =>
+        spans.some((s) => s.traceId === startTrace && s.name === 'run review' && s.attributes['svc.run.status'] === 'completed'),
+      );
+      const spans = receiver.inTrace(startTrace);
+      const resumed = one(spans, 'the resumed run span', (s) => s.name === 'run review' && s.attributes['svc.run.status'] === 'completed');
+      expect(resumed.attributes).to.include({ 'svc.run.id': runId, 'svc.run.resumed': true });
+      await receiver.waitFor('the decision request span', (all) => all.some((s) => s.traceId === decisionTrace && s.kind === SERVER));
+      const decision = one(receiver.inTrace(decisionTrace), 'the decision request', (s) => s.kind === SERVER);
+      expect(decision.name).to.equal('POST /api/approvals/:id');
+      expect(resumed.links, 'the run span links the request that resumed it').to.deep.include({ traceId: decisionTrace, spanId: decision.spanId });
+      const approve = one(spans, 'the step span on the second process', (s) => s.name === 'step approve' && s.parentSpanId === resumed.spanId);
+      expect(approve.attributes).to.include({ 'svc.step.signal': 'approve' });
+      one(spans, 'the notify step', (s) => s.name === 'step notify' && s.parentSpanId === resumed.spanId);
+      expect(
+        api.requests.map((r) => parseTraceparent(r.traceparent).traceId),
+        "the API call is in the run's trace",
+      ).to.deep.equal([startTrace]);
     } finally {
       await api.stop();
     }

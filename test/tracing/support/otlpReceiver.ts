@@ -101,7 +101,7 @@ export class OtlpReceiver {
             name: span.name,
             kind: span.kind,
             attributes: attributesOf(span.attributes),
-            links: span.links ?? [],
+            links: (span.links ?? []).map((link) => ({ traceId: link.traceId, spanId: link.spanId })),
             service,
           });
         }
