@@ -270,6 +270,8 @@ describe('traces (OpenTelemetry over OTLP/HTTP)', function () {
     ['with OTEL_SDK_DISABLED=true', { OTEL_SDK_DISABLED: 'true' }],
   ] as const) {
     it(`off ${what}: nothing is exported, no traceparent is sent or journaled`, async () => {
+      // The traced processes of the tests before are gone: whatever the receiver gets from here on came from this one.
+      await killAllServices();
       const api = new TracedApi();
       await api.start();
       try {
