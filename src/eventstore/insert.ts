@@ -16,8 +16,8 @@ export interface StreamInsert {
   streamType: string;
   /** null: wherever the stream's end is. */
   expectedVersion: number | null;
+  /** Each with its complete metadata (events without share one object: it is canonicalised once). */
   events: readonly NewEvent[];
-  metadata: EventMetadata;
 }
 
 /** What the database decides for each inserted event; the rest the caller sent. */
@@ -52,16 +52,21 @@ export async function insertEvents(client: Queryable, inserts: readonly StreamIn
   return recordedFromInsert(inserts, rows);
 }
 
-function metadataOf(insert: StreamInsert, event: NewEvent): EventMetadata {
-  return event.metadata ? { ...insert.metadata, ...event.metadata } : insert.metadata;
+const NO_METADATA: EventMetadata = Object.freeze({});
+
+function metadataOf(event: NewEvent): EventMetadata {
+  return event.metadata ?? NO_METADATA;
 }
 
 /** Each event's canonical text without the time and position, which the statement splices in. */
 function chainInDatabasePayload(inserts: readonly StreamInsert[]): string {
   const streams = inserts.map((insert) => {
     let middle = '';
+    let last: { metadata: EventMetadata; text: string } | undefined;
     const events = insert.events.map((e) => {
-      const parts = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata: metadataOf(insert, e) });
+      const metadata = metadataOf(e);
+      if (last?.metadata !== metadata) last = { metadata, text: jcs(metadata) };
+      const parts = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata }, last.text);
       middle = parts.middle;
       return { head: parts.head, tail: parts.tail, ...(e.recordedAt ? { recorded_at: e.recordedAt } : {}) };
     });
@@ -79,9 +84,11 @@ function chainedHerePayload(inserts: readonly StreamInsert[], previous: readonly
   const time = canonicalTime(recordedAt);
   const streams = inserts.map((insert, s) => {
     let link = previous[s]!;
+    let last: { metadata: EventMetadata; text: string } | undefined;
     const hashed = insert.events.map((e, i) => {
-      const metadata = metadataOf(insert, e);
-      const metadataText = jcs(metadata);
+      const metadata = metadataOf(e);
+      if (last?.metadata !== metadata) last = { metadata, text: jcs(metadata) };
+      const metadataText = last.text;
       const { head, middle, tail } = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata }, metadataText);
       link = chainHash(link, `${head}${time}${middle}${insert.expectedVersion! + i + 1}${tail}`);
       return { event: e, metadata, metadataText, hash: link };
@@ -125,7 +132,7 @@ function recordedFromInsert(inserts: readonly StreamInsert[], rows: readonly Ins
         streamPosition: row.stream_position,
         type: event.type,
         data: asJsonb(event.data) as RecordedEvent['data'],
-        metadata: asJsonb(metadataOf(insert, event)) as EventMetadata,
+        metadata: asJsonb(metadataOf(event)) as EventMetadata,
         transactionId: row.transaction_id,
         recordedAt: row.recorded_at,
         hash: row.hash,
@@ -155,7 +162,6 @@ export async function insertStreams(client: Queryable, requests: readonly Append
       streamType: r.streamType ?? streamTypeOf(r.streamId),
       expectedVersion: r.expectedVersion === 'any' ? null : r.expectedVersion,
       events: r.events,
-      metadata: {},
     }));
   if (inserts.length === 0) return [];
   try {

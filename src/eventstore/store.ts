@@ -79,9 +79,10 @@ export class EventTransaction {
 
 /** The request with each event's metadata (the call's, then the event's own) completed by its cause. */
 function withCauses(request: AppendToStream, metadata: EventMetadata | undefined): AppendToStream {
+  const shared = withCause(metadata);
   return {
     ...request,
-    events: request.events.map((e) => ({ ...e, metadata: withCause(metadata || e.metadata ? { ...metadata, ...e.metadata } : undefined) })),
+    events: request.events.map((e) => ({ ...e, metadata: e.metadata ? withCause({ ...metadata, ...e.metadata }) : shared })),
   };
 }
 
@@ -166,7 +167,7 @@ export class EventStore {
     // Each call's metadata goes onto its own events, so one statement can carry several calls.
     const requests = entries.map(({ request, metadata }) => ({
       ...request,
-      events: request.events.map((e) => ({ ...e, metadata: { ...metadata, ...e.metadata } })),
+      events: request.events.map((e) => ({ ...e, metadata: e.metadata ? { ...metadata, ...e.metadata } : metadata })),
     }));
     let outcomes: StreamOutcome[];
     if (this.projector?.handlesAny(requests.flatMap((r) => r.events.map((e) => e.type)))) {
