@@ -30,18 +30,19 @@ export function canonicalTime(iso: string): string {
  * The JCS text with its two database-chosen values left out: JCS sorts the keys (data, metadata,
  * recorded_at, stream_id, stream_position, type), so the text is `head` + time + `middle` +
  * position + `tail`, and the append statement splices in the time and position it decides.
- * `metadataText`: the metadata's JCS when the caller has it already.
+ * `metadataText`, `dataText`: their JCS when the caller has it already.
  */
 export function canonicalParts(
   event: { streamId: string; type: string; data: JsonObject; metadata: JsonObject },
   metadataText = jcs(event.metadata),
+  dataText = jcs(event.data),
 ): {
   head: string;
   middle: string;
   tail: string;
 } {
   return {
-    head: `{"data":${jcs(event.data)},"metadata":${metadataText},"recorded_at":"`,
+    head: `{"data":${dataText},"metadata":${metadataText},"recorded_at":"`,
     middle: `","stream_id":${jcs(event.streamId)},"stream_position":`,
     tail: `,"type":${jcs(event.type)}}`,
   };

@@ -76,35 +76,33 @@ function chainInDatabasePayload(inserts: readonly StreamInsert[]): string {
 }
 
 /**
- * The events with their hashes. A stream's metadata is sent once when every event has the same
- * (compared by canonical text, which is computed for the hash anyway).
+ * The events with their hashes, as JSON text written around the canonical texts the hashes need
+ * anyway (JCS text is JSON): nothing is serialised twice. A stream's metadata is sent once when
+ * every event has the same.
  */
 function chainedHerePayload(inserts: readonly StreamInsert[], previous: readonly string[]): string {
   const recordedAt = new Date().toISOString();
-  const time = canonicalTime(recordedAt);
-  const streams = inserts.map((insert, s) => {
-    let link = previous[s]!;
-    let last: { metadata: EventMetadata; text: string } | undefined;
-    const hashed = insert.events.map((e, i) => {
-      const metadata = metadataOf(e);
-      if (last?.metadata !== metadata) last = { metadata, text: jcs(metadata) };
-      const metadataText = last.text;
-      const { head, middle, tail } = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata }, metadataText);
-      link = chainHash(link, `${head}${time}${middle}${insert.expectedVersion! + i + 1}${tail}`);
-      return { event: e, metadata, metadataText, hash: link };
-    });
-    const isShared = hashed.every((h) => h.metadataText === hashed[0]!.metadataText);
-    const events = hashed.map(({ event, metadata, hash }) => ({
-      type: event.type,
-      data: event.data,
-      ...(isShared ? {} : { metadata }),
-      recorded_at: recordedAt,
-      hash,
-    }));
-    const common = { stream_id: insert.streamId, stream_type: insert.streamType, expected: insert.expectedVersion, previous: previous[s] };
-    return isShared ? { ...common, metadata: hashed[0]!.metadata, events } : { ...common, events };
+  const stamp = { time: canonicalTime(recordedAt), json: `,"recorded_at":"${recordedAt}","hash":"` };
+  return `[${inserts.map((insert, s) => chainedStreamPayload(insert, previous[s]!, stamp)).join(',')}]`;
+}
+
+function chainedStreamPayload(insert: StreamInsert, previous: string, stamp: { time: string; json: string }): string {
+  let link = previous;
+  let last: { metadata: EventMetadata; text: string } | undefined;
+  const hashed = insert.events.map((e, i) => {
+    const metadata = metadataOf(e);
+    if (last?.metadata !== metadata) last = { metadata, text: jcs(metadata) };
+    const dataText = jcs(e.data);
+    const { head, middle, tail } = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata }, last.text, dataText);
+    link = chainHash(link, `${head}${stamp.time}${middle}${insert.expectedVersion! + i + 1}${tail}`);
+    return { type: e.type, dataText, metadataText: last.text, hash: link };
   });
-  return JSON.stringify(streams);
+  const shared = hashed.every((h) => h.metadataText === hashed[0]!.metadataText) ? hashed[0]!.metadataText : undefined;
+  const events = hashed.map(
+    (h) => `{"type":${JSON.stringify(h.type)},"data":${h.dataText}${shared === undefined ? `,"metadata":${h.metadataText}` : ''}${stamp.json}${h.hash}"}`,
+  );
+  const head = `"stream_id":${JSON.stringify(insert.streamId)},"stream_type":${JSON.stringify(insert.streamType)},"expected":${insert.expectedVersion},"previous":"${previous}"`;
+  return `{${head}${shared === undefined ? '' : `,"metadata":${shared}`},"events":[${events.join(',')}]}`;
 }
 
 /** A stream the statement left out moved on without this process: its remembered head is stale. */
