@@ -1,6 +1,6 @@
 // /api/runs: list, detail, journal over SSE, export, control (pause/resume/abort/steer) and fork; each answers or
 // acts on a run only when the caller may read it (readableRun).
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { SigningKeys } from '../iam/keys.js';
 import type { Authenticator } from '../http/authenticator.js';
 import { ADMIN_SCOPE, type Principal } from '../kernel/access.js';
@@ -109,19 +109,7 @@ export function runsRouter(deps: RunRoutesDeps): Router {
     res.json({ ...(await withQueuePosition(db, runDescriptor(run))), children: await findChildren(db, run.id) });
   });
 
-  router.get('/api/runs/:id/events', authenticator.require(readRule), async (req, res) => {
-    const id = uuidParam(req, 'id', 'Run');
-    const after = resumeAfter(req);
-    const { value: run, db } = await reads.read(req, (db) => readableRun(db, req.principal!, id));
-    const stream = openEventStream(req, res, { credentials: authenticator });
-    if (req.query.follow === 'false') {
-      await replayRunEvents(store, run.id, after, stream, db);
-      return;
-    }
-    // On a replica the catch-up reads there; the follower then reads the primary only past it.
-    const caughtUp = db === pool ? after : await replayRunEvents(store, run.id, after, stream, db, { isLeftOpen: true });
-    if (caughtUp !== undefined) followRunEvents(deps.follower, run, caughtUp, stream);
-  });
+  router.get('/api/runs/:id/events', authenticator.require(readRule), (req, res) => streamRunEvents(deps, req, res));
 
   router.get('/api/runs/:id/export', authenticator.require(readRule), async (req, res) => {
     const run = await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'));
@@ -154,6 +142,21 @@ export function runsRouter(deps: RunRoutesDeps): Router {
   });
 
   return router;
+}
+
+/** GET /api/runs/:id/events: the journal after Last-Event-ID (or from_seq), replayed, then live unless follow=false. */
+async function streamRunEvents(deps: RunRoutesDeps, req: Request, res: Response): Promise<void> {
+  const id = uuidParam(req, 'id', 'Run');
+  const after = resumeAfter(req);
+  const { value: run, db } = await deps.reads.read(req, (db) => readableRun(db, req.principal!, id));
+  const stream = openEventStream(req, res, { credentials: deps.authenticator });
+  if (req.query.follow === 'false') {
+    await replayRunEvents(deps.store, run.id, after, stream, db);
+    return;
+  }
+  // On a replica the catch-up reads there; the follower then reads the primary only past it.
+  const caughtUp = db === deps.pool ? after : await replayRunEvents(deps.store, run.id, after, stream, db, { isLeftOpen: true });
+  if (caughtUp !== undefined) followRunEvents(deps.follower, run, caughtUp, stream);
 }
 
 /**
