@@ -4,6 +4,7 @@ import type { Queryable } from '../db/pool.js';
 import type { LogFollower } from '../eventstore/follow.js';
 import type { EventStore } from '../eventstore/store.js';
 import { cursorOf, type RecordedEvent } from '../eventstore/types.js';
+import { isReplicaFailure } from '../http/reads.js';
 import { sseFrame, type SseStream } from '../http/sse.js';
 import type { Logger } from '../kernel/logger.js';
 import { encodeCursor, presentLogEvent, type LogQuery } from './log.js';
@@ -26,6 +27,7 @@ export interface LogStreamDeps {
  */
 export async function streamLog(deps: LogStreamDeps, query: LogQuery, stream: SseStream, res: Response): Promise<void> {
   let last = query.after;
+  let db = deps.db;
   const send = (event: RecordedEvent): boolean => {
     last = cursorOf(event);
     const cursor = encodeCursor(last);
@@ -33,7 +35,12 @@ export async function streamLog(deps: LogStreamDeps, query: LogQuery, stream: Ss
   };
   try {
     for (;;) {
-      const page = await deps.store.readGlobal(last, REPLAY_PAGE, query.filter, deps.db);
+      const page = await deps.store.readGlobal(last, REPLAY_PAGE, query.filter, db).catch((error: unknown) => {
+        // A replica that fails mid-replay hands the rest to the primary, from the last cursor sent.
+        if (db === undefined || !isReplicaFailure(error)) throw error;
+        db = undefined;
+        return deps.store.readGlobal(last, REPLAY_PAGE, query.filter);
+      });
       for (const event of page) {
         if (!send(event)) await drained(stream, res);
         if (stream.closed) return;

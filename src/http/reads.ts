@@ -10,6 +10,7 @@ import type { Pool } from '../db/pool.js';
 import { formatLsn, parseLsn, type ReadRouting } from '../db/readRouting.js';
 import type { Principal } from '../kernel/access.js';
 import { NotFoundError } from '../kernel/errors.js';
+import { replicaReads } from '../metrics/registry.js';
 
 /** The response header naming the primary's LSN after a write, and the request header echoing it. */
 export const LSN_HEADER = 'X-Svc-Lsn';
@@ -19,6 +20,11 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const REMEMBERED = { max: 50_000, ttlMs: 10 * 60_000 };
 /** A standby cancels a read that conflicts with replay (SQLSTATE 40001): the primary answers it instead. */
 const REPLAY_CONFLICT = '40001';
+
+/** A replica read that the primary should answer instead: the replica is gone, or cancelled the query for replay. */
+export function isReplicaFailure(error: unknown): boolean {
+  return isConnectionLoss(error) || (error as { code?: unknown }).code === REPLAY_CONFLICT;
+}
 
 const principalKey = (principal: Principal | undefined) => (principal ? `${principal.tenant ?? ''}\u0000${principal.userId}` : undefined);
 
@@ -62,23 +68,27 @@ export class Reads {
       const value = await read(db);
       if (value !== undefined) return { value, db };
     } catch (error) {
-      const isRetried = error instanceof NotFoundError || isConnectionLoss(error) || (error as { code?: unknown }).code === REPLAY_CONFLICT;
-      if (!isRetried) throw error;
+      const isFailure = isReplicaFailure(error);
+      if (!isFailure && !(error instanceof NotFoundError)) throw error;
+      replicaReads.inc({ target: 'primary', reason: isFailure ? 'unavailable' : 'missed' });
+      return { value: await read(this.primary), db: this.primary };
     }
+    replicaReads.inc({ target: 'primary', reason: 'missed' });
     return { value: await read(this.primary), db: this.primary };
   }
 
   /**
    * After a write request's handler is done (its commits returned), the primary's insert LSN goes
    * into the response and this process's memory of the principal. The response waits for that one
-   * query; a response whose head is already out (a stream) is left alone.
+   * query; a response whose head is already out (a stream) is left alone, and so is a refusal (4xx,
+   * 5xx: nothing to read back, and a 503 for a database outage must not wait for the database).
    */
   private readonly trackWrites: RequestHandler = (req, res, next) => {
     if (SAFE_METHODS.has(req.method)) return next();
     const end = res.end;
     const deferredEnd = (...args: unknown[]): Response => {
       res.end = end;
-      if (res.headersSent) return (end as (...a: unknown[]) => Response).apply(res, args);
+      if (res.headersSent || res.statusCode >= 400) return (end as (...a: unknown[]) => Response).apply(res, args);
       void this.routing
         .primaryLsn()
         .then(

@@ -60,6 +60,6 @@ export function countAppended(events: readonly { streamType: string }[]): void {
 
 export const replicaReads = new Counter({
   name: 'svc_replica_reads_total',
-  help: 'Reads that could use the read replica (SVC_READ_DATABASE_URL), by where they went (replica, primary) and why (current, waited, lagging, unavailable)',
+  help: 'Reads that could use the read replica (SVC_READ_DATABASE_URL), by where they went (replica, primary) and why (current, waited, lagging, unavailable, missed)',
   labelNames: ['target', 'reason'] as const,
 });

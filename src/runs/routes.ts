@@ -12,7 +12,7 @@ import type { JsonObject } from '../kernel/json.js';
 import type { RunExecutor } from './engine/executor.js';
 import { TERMINAL_STATUSES, type RunStatus } from './state.js';
 import { requestMetadata, uuidParam } from '../http/context.js';
-import type { Reads } from '../http/reads.js';
+import { isReplicaFailure, type Reads } from '../http/reads.js';
 import { openEventStream, sseFrame, type SseStream } from '../http/sse.js';
 import { BadRequestError, NotFoundError } from '../kernel/errors.js';
 import { compileValidator } from '../kernel/validation.js';
@@ -173,8 +173,15 @@ async function replayRunEvents(
 ): Promise<number | undefined> {
   let position = after;
   let hasEnded = false;
+  // A replica that fails mid-replay hands the rest to the primary, from the last position sent.
+  const readPage = (from: number, source: Queryable) =>
+    store.readStream(runStream(runId), from, 1000, source).catch((error: unknown) => {
+      if (source === store.pool || !isReplicaFailure(error)) throw error;
+      db = store.pool;
+      return store.readStream(runStream(runId), from, 1000);
+    });
   for (;;) {
-    const page = await store.readStream(runStream(runId), position, 1000, db);
+    const page = await readPage(position, db);
     for (const event of page) {
       stream.send(event.type, presentRunEvent(event), event.streamPosition);
       position = event.streamPosition;

@@ -140,6 +140,11 @@ export class StreamingCluster {
     if (!caughtUp.ok) throw new Error(`the replica did not replay ${lsn}`);
   }
 
+  /** Stops the replica (fast shutdown): its connections end, new ones are refused. */
+  async stopReplica(): Promise<void> {
+    await this.tool('pg_ctl', ['-D', this.replicaDir, '-m', 'fast', '-w', 'stop']);
+  }
+
   /** Stops both servers (immediate) and removes the folder. */
   async stop(): Promise<void> {
     for (const dataDir of [this.replicaDir, this.primaryDir]) {
