@@ -17,6 +17,8 @@ export interface LogStreamDeps {
   logger: Logger;
   /** Where the replay reads (a read replica's pool); the live feed after it is the primary's. */
   db?: Queryable;
+  /** Told when `db` failed mid-replay (the rest then comes from the primary). */
+  onReplicaFailure?: (error: unknown) => void;
 }
 
 /**
@@ -38,6 +40,7 @@ export async function streamLog(deps: LogStreamDeps, query: LogQuery, stream: Ss
       const page = await deps.store.readGlobal(last, REPLAY_PAGE, query.filter, db).catch((error: unknown) => {
         // A replica that fails mid-replay hands the rest to the primary, from the last cursor sent.
         if (db === undefined || !isReplicaFailure(error)) throw error;
+        deps.onReplicaFailure?.(error);
         db = undefined;
         return deps.store.readGlobal(last, REPLAY_PAGE, query.filter);
       });

@@ -76,7 +76,12 @@ export function auditRouter(deps: AuditRouteDeps): Router {
     const lastEventId = req.headers['last-event-id'];
     const query = parseLogQuery(req.query, { isPaged: false, lastEventId: typeof lastEventId === 'string' ? lastEventId.trim() : undefined });
     const db = await deps.reads.db(req);
-    await streamLog({ ...deps, db }, query, openEventStream(req, res, { credentials: authenticator }), res);
+    await streamLog(
+      { ...deps, db, onReplicaFailure: (error) => deps.reads.reportFailure(error) },
+      query,
+      openEventStream(req, res, { credentials: authenticator }),
+      res,
+    );
   });
 
   // On demand: a checkpoint of whatever the log holds past the last one (none when nothing is new).

@@ -8,6 +8,8 @@ import { createPool, type Pool } from './pool.js';
 const LSN_TEXT = /^([0-9A-Fa-f]{1,8})\/([0-9A-Fa-f]{1,8})$/;
 /** How often a waiting read asks the replica how far it has replayed (one question shared by every waiter). */
 const POLL_MS = 10;
+/** After the replica failed a read, reads go to the primary for this long before the replica is tried again. */
+const DOWN_MS = 5000;
 
 /** The LSN as a number (comparable), or undefined for text that is not one. */
 export function parseLsn(text: string | undefined): bigint | undefined {
@@ -30,6 +32,8 @@ export interface ReadRouting {
   reader(lsn: bigint | undefined): Promise<Pool>;
   /** The primary's WAL insert position now: at or past the commit of every transaction that has returned. */
   primaryLsn(): Promise<bigint>;
+  /** A read on the replica failed (lost connection, replay conflict): the primary serves reads for a while. */
+  reportFailure(error: unknown): void;
   close(): Promise<void>;
 }
 
@@ -40,6 +44,7 @@ export function primaryOnly(primary: Pool): ReadRouting {
     replica: undefined,
     reader: async () => primary,
     primaryLsn: async () => 0n,
+    reportFailure: () => undefined,
     close: async () => undefined,
   };
 }
@@ -62,6 +67,8 @@ export class ReplicaRouting implements ReadRouting {
   private replayed = 0n;
   private polling: Promise<bigint> | undefined;
   private isReportedDown = false;
+  /** Until when reads skip a replica that just failed (a black-holed replica must not cost every read a connect timeout). */
+  private downUntilMs = 0;
 
   constructor(private readonly options: ReplicaOptions) {
     this.primary = options.primary;
@@ -74,6 +81,7 @@ export class ReplicaRouting implements ReadRouting {
   }
 
   async reader(lsn: bigint | undefined): Promise<Pool> {
+    if (this.downUntilMs > Date.now()) return this.route('primary', 'unavailable');
     if (lsn === undefined || lsn <= this.replayed) return this.route('replica', 'current');
     const deadline = Date.now() + this.options.waitMs;
     try {
@@ -83,9 +91,16 @@ export class ReplicaRouting implements ReadRouting {
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       }
     } catch (error) {
-      this.reportDown(error);
+      this.reportFailure(error);
       return this.route('primary', 'unavailable');
     }
+  }
+
+  reportFailure(error: unknown): void {
+    this.downUntilMs = Date.now() + DOWN_MS;
+    if (this.isReportedDown) return;
+    this.isReportedDown = true;
+    this.options.logger.warn({ err: error }, `the read replica failed a read; reads go to the primary for ${DOWN_MS / 1000} s, then try it again`);
   }
 
   async primaryLsn(): Promise<bigint> {
@@ -118,12 +133,6 @@ export class ReplicaRouting implements ReadRouting {
   private route(target: 'replica' | 'primary', reason: 'current' | 'waited' | 'lagging' | 'unavailable'): Pool {
     replicaReads.inc({ target, reason });
     return target === 'replica' ? this.replica : this.primary;
-  }
-
-  private reportDown(error: unknown): void {
-    if (this.isReportedDown) return;
-    this.isReportedDown = true;
-    this.options.logger.warn({ err: error }, 'the read replica does not answer; reads that must wait for it go to the primary');
   }
 
   private reportUp(): void {

@@ -70,11 +70,17 @@ export class Reads {
     } catch (error) {
       const isFailure = isReplicaFailure(error);
       if (!isFailure && !(error instanceof NotFoundError)) throw error;
+      if (isFailure) this.routing.reportFailure(error);
       replicaReads.inc({ target: 'primary', reason: isFailure ? 'unavailable' : 'missed' });
       return { value: await read(this.primary), db: this.primary };
     }
     replicaReads.inc({ target: 'primary', reason: 'missed' });
     return { value: await read(this.primary), db: this.primary };
+  }
+
+  /** A read on the replica failed: the primary serves reads for a while (see ReadRouting.reportFailure). */
+  reportFailure(error: unknown): void {
+    this.routing.reportFailure(error);
   }
 
   /**

@@ -151,11 +151,11 @@ async function streamRunEvents(deps: RunRoutesDeps, req: Request, res: Response)
   const { value: run, db } = await deps.reads.read(req, (db) => readableRun(db, req.principal!, id));
   const stream = openEventStream(req, res, { credentials: deps.authenticator });
   if (req.query.follow === 'false') {
-    await replayRunEvents(deps.store, run.id, after, stream, db);
+    await replayRunEvents(deps, run.id, after, stream, db);
     return;
   }
   // On a replica the catch-up reads there; the follower then reads the primary only past it.
-  const caughtUp = db === deps.pool ? after : await replayRunEvents(deps.store, run.id, after, stream, db, { isLeftOpen: true });
+  const caughtUp = db === deps.pool ? after : await replayRunEvents(deps, run.id, after, stream, db, { isLeftOpen: true });
   if (caughtUp !== undefined) followRunEvents(deps.follower, run, caughtUp, stream);
 }
 
@@ -164,7 +164,7 @@ async function streamRunEvents(deps: RunRoutesDeps, req: Request, res: Response)
  * before following, which answers the last position sent (undefined once the run's end was sent).
  */
 async function replayRunEvents(
-  store: EventStore,
+  { store, reads }: { store: EventStore; reads: Reads },
   runId: string,
   after: number,
   stream: SseStream,
@@ -177,6 +177,7 @@ async function replayRunEvents(
   const readPage = (from: number, source: Queryable) =>
     store.readStream(runStream(runId), from, 1000, source).catch((error: unknown) => {
       if (source === store.pool || !isReplicaFailure(error)) throw error;
+      reads.reportFailure(error);
       db = store.pool;
       return store.readStream(runStream(runId), from, 1000);
     });

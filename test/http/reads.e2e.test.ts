@@ -27,19 +27,25 @@ describe('read routing (SVC_READ_DATABASE_URL)', function () {
   it('unset: writes carry no X-Svc-Lsn and every read is the primary’s, whatever the client sends', async () => {
     service = await startTestService({ projectDir: EXAMPLE_PROJECT });
     const admin = await bootstrapAdmin(service.url);
+    const before = await readsOf(service.url, admin.token);
     const created = await call(service.url, 'POST', '/models/customer', { token: admin.token, json: { name: 'Ann', email: 'ann@example.com' } });
     expect(created.status).to.equal(201);
     expect(created.headers.get('x-svc-lsn')).to.equal(null);
     const list = await call(service.url, 'GET', '/models/customer', { token: admin.token, headers: { 'x-svc-lsn': 'FFFFFFFF/0' } });
     expect(list.body.map((c: { id: string }) => c.id)).to.include(created.body.id);
-    const reads = await readsOf(service.url, admin.token);
-    expect(reads('replica', 'current') + reads('primary', 'lagging')).to.equal(0);
+    const after = await readsOf(service.url, admin.token);
+    for (const [target, reason] of [
+      ['replica', 'current'],
+      ['primary', 'lagging'],
+    ] as const)
+      expect(after(target, reason)).to.equal(before(target, reason));
   });
 
   it('set: stamps writes, reads what the LSN allows there, and falls back to the primary for an LSN never reached', async () => {
     const url = await createTestDatabase();
     service = await startTestService({ databaseUrl: url, projectDir: EXAMPLE_PROJECT, env: { SVC_READ_DATABASE_URL: url, SVC_READ_REPLICA_WAIT_MS: '100' } });
     const admin = await bootstrapAdmin(service.url);
+    const before = await readsOf(service.url, admin.token);
     const created = await call(service.url, 'POST', '/models/customer', { token: admin.token, json: { name: 'Ben', email: 'ben@example.com' } });
     expect(created.status).to.equal(201);
     const lsn = created.headers.get('x-svc-lsn');
@@ -55,9 +61,9 @@ describe('read routing (SVC_READ_DATABASE_URL)', function () {
     }
     const run = await call(service.url, 'GET', `/api/runs/${triggered.headers.get('x-svc-run-id')}`, { token: admin.token });
     expect(run.body.status).to.equal('completed');
-    const reads = await readsOf(service.url, admin.token);
-    expect(reads('primary', 'lagging'), 'FFFFFFFF/0 is never reached').to.equal(1);
-    expect(reads('replica', 'current') + reads('replica', 'waited')).to.be.at.least(3);
+    const after = await readsOf(service.url, admin.token);
+    expect(after('primary', 'lagging') - before('primary', 'lagging'), 'FFFFFFFF/0 is never reached').to.equal(1);
+    expect(after('replica', 'current') + after('replica', 'waited') - before('replica', 'current') - before('replica', 'waited')).to.be.at.least(3);
     expect((await call(service.url, 'GET', '/health')).status).to.equal(200);
   });
 });
