@@ -2,6 +2,7 @@
 // the WAL up to the reader's last write (a log sequence number, LSN), waiting a bounded time for it.
 import type { Logger } from '../kernel/logger.js';
 import { replicaReads } from '../metrics/registry.js';
+import { isConnectionLoss } from './connectionLoss.js';
 import { createPool, type Pool } from './pool.js';
 
 /** An LSN as PostgreSQL writes it: two hexadecimal halves, `16/B374D848`. */
@@ -32,7 +33,7 @@ export interface ReadRouting {
   reader(lsn: bigint | undefined): Promise<Pool>;
   /** The primary's WAL insert position now: at or past the commit of every transaction that has returned. */
   primaryLsn(): Promise<bigint>;
-  /** A read on the replica failed (lost connection, replay conflict): the primary serves reads for a while. */
+  /** A read on the replica failed: when its connection was lost or refused, the primary serves reads for a while. */
   reportFailure(error: unknown): void;
   close(): Promise<void>;
 }
@@ -91,12 +92,17 @@ export class ReplicaRouting implements ReadRouting {
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       }
     } catch (error) {
-      this.reportFailure(error);
+      this.markDown(error);
       return this.route('primary', 'unavailable');
     }
   }
 
   reportFailure(error: unknown): void {
+    // A replay conflict cancels one query; the replica itself is fine.
+    if (isConnectionLoss(error)) this.markDown(error);
+  }
+
+  private markDown(error: unknown): void {
     this.downUntilMs = Date.now() + DOWN_MS;
     if (this.isReportedDown) return;
     this.isReportedDown = true;
