@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseOutboundAllowList } from '../outbound/policy.js';
-import { flag, integer, list, listOr, matching, oneOf, textOr, trustProxy, url } from './settingTypes.js';
+import { flag, integer, list, listOr, matching, oneOf, otlpHeaders, textOr, trustProxy, url } from './settingTypes.js';
 
 export const DEPLOYMENT_ENVS = ['development', 'test', 'production'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -62,6 +62,14 @@ export const settingFields = z.object({
   SVC_TRUST_PROXY: trustProxy(),
   // 0: no port of its own; /metrics is then only on the main port, behind metrics:read.
   SVC_METRICS_PORT: integer(0, 0, 65535),
+  // OpenTelemetry's own names (its SDK specification): tracing is on once an endpoint is set.
+  OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url(['http:', 'https:']),
+  OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders(),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: otlpHeaders(),
+  OTEL_SERVICE_NAME: textOr('svc'),
+  OTEL_BSP_SCHEDULE_DELAY: integer(5000, 0, 3_600_000),
+  OTEL_SDK_DISABLED: flag(false),
 });
 
 export type SettingValues = z.output<typeof settingFields>;

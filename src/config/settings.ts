@@ -4,6 +4,7 @@ import type { OutboundPolicy } from '../outbound/policy.js';
 import { DEPLOYMENT_ENVS, LOG_LEVELS, problemOf, settingsSchema, type SettingValues } from './schema.js';
 import { readSystemConfig } from './systemConfig.js';
 import type { TrustProxy } from './settingTypes.js';
+import type { TracingSettings } from '../tracing/settings.js';
 
 export type DeploymentEnv = (typeof DEPLOYMENT_ENVS)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -70,6 +71,8 @@ export interface Settings {
   readonly loginThrottle: boolean;
   /** Which peers' X-Forwarded-For names the client (Express's `trust proxy`); false: the peer is the client. */
   readonly trustProxy: TrustProxy;
+  /** OpenTelemetry traces: off unless an OTLP endpoint is set (docs/operations.md, Traces). */
+  readonly tracing: TracingSettings;
   /** The environment as read at start, for `${VAR}` references in config documents (LLMs, federation). */
   readonly environment: Readonly<Record<string, string>>;
   /** Warnings to log once a logger exists (deprecated names and the like). */
@@ -168,8 +171,24 @@ function toSettings(values: SettingValues, context: Context): Settings {
     auditCheckpointSeconds: values.SVC_AUDIT_CHECKPOINT_SECONDS,
     loginThrottle: values.SVC_LOGIN_THROTTLE,
     trustProxy: values.SVC_TRUST_PROXY,
+    tracing: tracingSettings(values),
     environment: context.environment,
     warnings: context.warnings,
+  };
+}
+
+/**
+ * The traces endpoint as OpenTelemetry resolves it: the signal's own URL as given, else the base
+ * endpoint with `/v1/traces` appended; the signal's headers over the base ones.
+ */
+function tracingSettings(values: SettingValues): TracingSettings {
+  const base = values.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const tracesUrl = values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? null : `${base.replace(/\/+$/, '')}/v1/traces`);
+  return {
+    tracesUrl: values.OTEL_SDK_DISABLED ? null : tracesUrl,
+    headers: { ...values.OTEL_EXPORTER_OTLP_HEADERS, ...values.OTEL_EXPORTER_OTLP_TRACES_HEADERS },
+    serviceName: values.OTEL_SERVICE_NAME,
+    scheduleDelayMs: values.OTEL_BSP_SCHEDULE_DELAY,
   };
 }
 
