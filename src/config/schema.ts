@@ -22,6 +22,10 @@ export const settingFields = z.object({
   PORT: integer(8000, 0, 65535),
   HOST: textOr('127.0.0.1'),
   DATABASE_URL: url(['postgres:', 'postgresql:']),
+  // A streaming replica of DATABASE_URL's server: run, record and audit reads go there (docs/scaling.md).
+  SVC_READ_DATABASE_URL: url(['postgres:', 'postgresql:']),
+  // How long a read waits for the replica to replay a client's last write before it reads the primary.
+  SVC_READ_REPLICA_WAIT_MS: integer(500, 0, 60_000),
   SVC_EMBEDDED_PG_PORT: integer(54329, 1, 65535),
   SVC_ENV: oneOf(DEPLOYMENT_ENVS, 'development'),
   SVC_SIGNING_KEY: matching(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (a 32-byte Ed25519 private key)', { emptyIsUnset: false }),
@@ -85,6 +89,9 @@ function combinationProblems(values: SettingValues): string[] {
     if (isProduction) problems.push('SVC_DEV_MODE=true is refused when SVC_ENV=production');
     if (!values.SVC_ALLOW_DEV_AUTH) problems.push('SVC_DEV_MODE=true also needs SVC_ALLOW_DEV_AUTH=true');
     if (values.SVC_DEV_API_KEY === undefined) problems.push('SVC_DEV_MODE=true also needs SVC_DEV_API_KEY');
+  }
+  if (values.SVC_READ_DATABASE_URL !== undefined && values.DATABASE_URL === undefined) {
+    problems.push('SVC_READ_DATABASE_URL needs DATABASE_URL (a replica of the embedded server is not supported)');
   }
   if (isProduction && values.SVC_SIGNING_KEY === undefined) problems.push('SVC_SIGNING_KEY is required when SVC_ENV=production');
   return problems;

@@ -28,6 +28,10 @@ export interface Settings {
   readonly host: string;
   readonly port: number;
   readonly databaseUrl: string | undefined;
+  /** SVC_READ_DATABASE_URL: a streaming replica that serves reads; undefined: every read goes to the primary. */
+  readonly readDatabaseUrl: string | undefined;
+  /** How long a read waits for the replica to replay the client's last write before it reads the primary. */
+  readonly readReplicaWaitMs: number;
   readonly embeddedPgPort: number;
   readonly projectDir: string;
   readonly env: DeploymentEnv;
@@ -132,6 +136,8 @@ function toSettings(values: SettingValues, context: Context): Settings {
     host: values.HOST,
     port: values.PORT,
     databaseUrl: values.DATABASE_URL,
+    readDatabaseUrl: values.SVC_READ_DATABASE_URL,
+    readReplicaWaitMs: values.SVC_READ_REPLICA_WAIT_MS,
     embeddedPgPort: values.SVC_EMBEDDED_PG_PORT,
     projectDir: context.projectDir,
     env,

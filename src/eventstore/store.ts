@@ -220,9 +220,9 @@ export class EventStore {
     return selectStreamVersion(this.pool, streamId);
   }
 
-  /** Events of one stream after `after` (a stream position), at most `limit`. */
-  async readStream(streamId: string, after = 0, limit = 1000): Promise<RecordedEvent[]> {
-    return selectStreamEvents(this.pool, streamId, after, limit);
+  /** Events of one stream after `after` (a stream position), at most `limit`; `db`: a read replica's pool. */
+  async readStream(streamId: string, after = 0, limit = 1000, db: Queryable = this.pool): Promise<RecordedEvent[]> {
+    return selectStreamEvents(db, streamId, after, limit);
   }
 
   /** Events of several streams, each after its own position, in one query (no gate: see selectStreamsAfter). */
@@ -240,9 +240,13 @@ export class EventStore {
     }
   }
 
-  /** One page of the global log after `cursor`, behind the snapshot gate. */
-  async readGlobal(cursor: GlobalCursor, limit = 1000, filter: LogFilter = {}): Promise<RecordedEvent[]> {
-    return selectGlobalEvents(this.pool, cursor, limit, filter);
+  /**
+   * One page of the global log after `cursor`, behind the snapshot gate. `db` may be a streaming
+   * replica: its snapshots' xmin is the oldest transaction it knows to be running on the primary,
+   * so what it shows of the gated order is a prefix of what the primary will show.
+   */
+  async readGlobal(cursor: GlobalCursor, limit = 1000, filter: LogFilter = {}, db: Queryable = this.pool): Promise<RecordedEvent[]> {
+    return selectGlobalEvents(db, cursor, limit, filter);
   }
 }
 
