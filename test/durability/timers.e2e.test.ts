@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import type pg from 'pg';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call } from '../support/http.js';
-import { journalOf as servedJournal, waitForStatus } from '../support/runs.js';
+import { journalOf as servedJournal, startRun, waitForStatus } from '../support/runs.js';
 import { killAllServices, LEASE_MS, ServiceProcess } from '../support/serviceProcess.js';
 import { FIXTURES, journalOf, journalProblems, openPool } from './helpers.js';
 
@@ -42,11 +42,7 @@ describe('durable time: retries and timers', function () {
     await db.end();
   });
 
-  const fire = async (service: ServiceProcess, workflow: string, input: Record<string, unknown>): Promise<string> => {
-    const started = await call(service.url, 'POST', `/api/workflows/${workflow}/runs?wait=false`, { token, json: input });
-    expect(started.status, JSON.stringify(started.body)).to.equal(202);
-    return started.body.id as string;
-  };
+  const fire = (service: ServiceProcess, workflow: string, input: Record<string, unknown>) => startRun(service.url, token, workflow, input);
   const control = (service: ServiceProcess, runId: string, action: string, json?: unknown) =>
     call(service.url, 'POST', `/api/runs/${runId}/${action}`, { token, ...(json !== undefined ? { json } : {}) });
   const types = async (runId: string) => (await journalOf(db, runId)).map((e) => e.type);

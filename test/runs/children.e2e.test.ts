@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import type pg from 'pg';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call } from '../support/http.js';
-import { waitForStatus } from '../support/runs.js';
+import { startRun, waitForStatus } from '../support/runs.js';
 import { createUser } from '../support/users.js';
 import { killAllServices, LEASE_MS, runCli, ServiceProcess } from '../support/serviceProcess.js';
 import { journalOf, journalProblems, openPool } from '../durability/helpers.js';
@@ -36,11 +36,7 @@ describe('child workflows: the Workflow step', function () {
     await db.end();
   });
 
-  const fire = async (service: ServiceProcess, workflow: string, input: Record<string, unknown>): Promise<string> => {
-    const started = await call(service.url, 'POST', `/api/workflows/${workflow}/runs?wait=false`, { token, json: input });
-    expect(started.status, JSON.stringify(started.body)).to.equal(202);
-    return started.body.id as string;
-  };
+  const fire = (service: ServiceProcess, workflow: string, input: Record<string, unknown>) => startRun(service.url, token, workflow, input);
   const detail = async (service: ServiceProcess, runId: string) => {
     const answer = await call(service.url, 'GET', `/api/runs/${runId}`, { token });
     expect(answer.status, JSON.stringify(answer.body)).to.equal(200);

@@ -7,6 +7,13 @@ import { readSse } from './sse.js';
 /** A journal entry or run descriptor as served; `any` because tests read its fields unchecked, as a client would. */
 type Served = any;
 
+/** Starts a run of `workflow` without waiting for it (`?wait=false`, 202); answers its id. */
+export async function startRun(baseUrl: string, token: string, workflow: string, input: Record<string, unknown>): Promise<string> {
+  const started = await call(baseUrl, 'POST', `/api/workflows/${workflow}/runs?wait=false`, { token, json: input });
+  expect(started.status, JSON.stringify(started.body)).to.equal(202);
+  return started.body.id as string;
+}
+
 /** The journal of a run as `GET /api/runs/{id}/events?follow=false` serves it (each frame's `data`). */
 export async function journalOf(baseUrl: string, token: string, runId: string): Promise<Served[]> {
   const answer = await readSse(`${baseUrl}/api/runs/${runId}/events?follow=false`, { token });
