@@ -1,6 +1,6 @@
 // Benchmark 9: `svc audit verify` over a log written by the store (hash chains on), against a bare read of the same rows.
 import { verifyAuditLog } from '../src/audit/verify.js';
-import { selectEventsInStreamOrder, type StreamCursor } from '../src/audit/queries.js';
+import { selectChainLinks, type StreamCursor } from '../src/audit/queries.js';
 import { EventStore } from '../src/eventstore/index.js';
 import { generateSigningKeyHex, loadSigningKeys } from '../src/iam/keys.js';
 import type { Pool } from '../src/db/pool.js';
@@ -35,10 +35,10 @@ async function bareRead(pool: Pool): Promise<number> {
   let cursor: StreamCursor | null = null;
   let count = 0;
   for (;;) {
-    const page = await selectEventsInStreamOrder(pool, cursor, 5000);
+    const page = await selectChainLinks(pool, cursor, 5000);
     if (page.length === 0) return count;
     count += page.length;
-    cursor = { streamId: page.at(-1)!.streamId, streamPosition: page.at(-1)!.streamPosition };
+    cursor = { streamId: page.at(-1)!.stream_id, streamPosition: page.at(-1)!.stream_position };
   }
 }
 

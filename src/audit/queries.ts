@@ -1,7 +1,6 @@
 // The audit's reads of the events table: every stream in (stream_id, stream_position) order, by keyset pages.
 import type { Queryable } from '../db/pool.js';
-import { EVENT_COLUMNS, toRecordedEvent, type EventRow } from '../eventstore/sql.js';
-import type { RecordedEvent } from '../eventstore/types.js';
+import type { JsonObject } from '../kernel/json.js';
 
 /** Where a stream-order walk stands: the last (stream, position) it took. */
 export interface StreamCursor {
@@ -9,15 +8,32 @@ export interface StreamCursor {
   streamPosition: number;
 }
 
+/**
+ * What the chain walk needs of an event: `recorded_at` already in its hashed shape (as the append
+ * writes it) and `metadata` as its stored text, which repeats from event to event and so is
+ * canonicalised once per distinct text rather than parsed every time.
+ */
+export interface ChainLinkRow {
+  stream_id: string;
+  stream_position: number;
+  type: string;
+  data: JsonObject;
+  metadata: string;
+  recorded_at: string;
+  hash: string | null;
+}
+
 /** The events after `cursor` in stream order (the unique key's index serves it), at most `limit`. */
-export async function selectEventsInStreamOrder(client: Queryable, cursor: StreamCursor | null, limit: number): Promise<RecordedEvent[]> {
-  const { rows } = await client.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM events
+export async function selectChainLinks(client: Queryable, cursor: StreamCursor | null, limit: number): Promise<ChainLinkRow[]> {
+  const { rows } = await client.query<ChainLinkRow>(
+    `SELECT stream_id, stream_position, type, data, metadata::text AS metadata,
+            to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS recorded_at, encode(hash, 'hex') AS hash
+     FROM events
      WHERE $1::text IS NULL OR (stream_id, stream_position) > ($1::text, $2::bigint)
      ORDER BY stream_id, stream_position LIMIT $3`,
     [cursor?.streamId ?? null, cursor?.streamPosition ?? 0, limit],
   );
-  return rows.map(toRecordedEvent);
+  return rows;
 }
 
 /** Pages of a keyset walk, the next one already asked for while the caller checks the current one. */
