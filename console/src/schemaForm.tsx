@@ -13,6 +13,40 @@ export interface JsonSchema {
   maxLength?: number;
 }
 
+/** A human step's form as the API lists it: its `human_feedback` fields. */
+interface FeedbackField {
+  name: string;
+  type?: string;
+  required?: boolean;
+  options?: string[];
+}
+const FIELD_TYPES: Record<string, string> = {
+  float: 'number',
+  number: 'number',
+  integer: 'integer',
+  int: 'integer',
+  boolean: 'boolean',
+  bool: 'boolean',
+  json: 'any',
+  array: 'array',
+  object: 'object',
+};
+
+/** A form as a JSON Schema: a field list (an approval's form) is turned into one; a schema stays as it is. */
+export function formSchema(form: Json): JsonSchema {
+  if (!Array.isArray(form)) return (form ?? { type: 'object' }) as JsonSchema;
+  const fields = form as unknown as FeedbackField[];
+  const properties = Object.fromEntries(
+    fields.map((field): [string, JsonSchema] => [
+      field.name,
+      field.options
+        ? { type: 'string', enum: field.options }
+        : { type: FIELD_TYPES[field.type ?? 'string'] ?? 'string', ...(field.type === 'text' ? { maxLength: 10_000 } : {}) },
+    ]),
+  );
+  return { type: 'object', properties, required: fields.filter((field) => field.required === true).map((field) => field.name) };
+}
+
 const typeOf = (schema: JsonSchema): string => (Array.isArray(schema.type) ? (schema.type.find((t) => t !== 'null') ?? 'any') : (schema.type ?? 'any'));
 const isJsonTyped = (type: string) => type === 'array' || type === 'object' || type === 'any';
 

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import type { Approval, Json, JsonRecord } from '../../../src/client/index.js';
 import { ErrorNote, useLoaded, useTitle } from '../hooks.js';
-import { SchemaForm, type JsonSchema } from '../schemaForm.js';
+import { SchemaForm, formSchema } from '../schemaForm.js';
 import { messageOf, type Session } from '../session.js';
 import { JsonView, formatTime } from '../ui.js';
 
@@ -41,7 +41,7 @@ function ApprovalCard({ session, approval, onDecided }: { session: Session; appr
       {Object.keys(approval.display).length > 0 && <JsonView value={approval.display as Json} label={`Context of ${approval.title}`} />}
       <SchemaForm
         id={`form-${approval.approval_id}`}
-        schema={approval.form as JsonSchema}
+        schema={formSchema(approval.form)}
         actions={DECISIONS}
         busy={busy}
         onSubmit={decide}

@@ -31,7 +31,7 @@ function searchOf(params: URLSearchParams): RunSearch {
     createdAfter: instant(params.get('after')),
     createdBefore: instant(params.get('before')),
     cursor: params.get('cursor') || undefined,
-    limit: PAGE_SIZE,
+    limit: Number(params.get('limit')) || PAGE_SIZE,
   };
 }
 
@@ -40,6 +40,7 @@ function SearchForm({ params, onSearch, workflows }: { params: URLSearchParams; 
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const next = new URLSearchParams();
+    if (params.get('limit')) next.set('limit', params.get('limit') ?? '');
     for (const name of ['status', 'workflow', 'after', 'before']) {
       const value = String(form.get(name) ?? '');
       if (value) next.set(name, value);
