@@ -17,8 +17,9 @@ function useNow(ticking: boolean): number {
 
 function BarRow({ bar, start, span, now }: { bar: StepBar; start: number; span: number; now: number }) {
   const end = bar.endedAt ?? now;
-  const left = ((bar.startedAt - start) / span) * 100;
-  const width = Math.max(((end - bar.startedAt) / span) * 100, 0.6);
+  // A step of a few milliseconds still shows as a sliver at its place.
+  const left = Math.min(((bar.startedAt - start) / span) * 100, 99.2);
+  const width = Math.max(((end - bar.startedAt) / span) * 100, 0.8);
   const state = bar.endedAt === undefined ? 'running' : bar.failed ? 'failed' : 'done';
   const words = `${bar.stepId} (${bar.kind}): ${state}, ${formatDuration(end - bar.startedAt)}${bar.signal ? `, signal ${bar.signal}` : ''}${bar.attempts ? `, ${bar.attempts} failed attempts` : ''}`;
   return (
@@ -41,7 +42,8 @@ export function TimelineView({ timeline, live }: { timeline: Timeline; live: boo
   const running = timeline.endedAt === undefined && live;
   const now = useNow(running);
   const start = timeline.startedAt ?? now;
-  const end = timeline.endedAt ?? Math.max(now, ...timeline.bars.map((bar) => bar.endedAt ?? 0));
+  // While the run goes on the axis ends now (never before the last event, whatever the browser's clock says).
+  const end = timeline.endedAt ?? Math.max(now, timeline.lastEventAt ?? start);
   const span = Math.max(end - start, 1);
   return (
     <section aria-labelledby="timeline-title" className="timeline">

@@ -27,6 +27,7 @@ export interface Timeline {
   marks: Mark[];
   startedAt: number | undefined;
   endedAt: number | undefined;
+  lastEventAt: number | undefined;
   context: JsonRecord;
 }
 
@@ -116,9 +117,10 @@ function onStepEvent(timeline: Timeline, event: RunEvent, at: number): void {
 
 /** Folds the journal, in seq order, into the timeline. */
 export function buildTimeline(events: readonly RunEvent[]): Timeline {
-  const timeline: Timeline = { bars: [], marks: [], startedAt: undefined, endedAt: undefined, context: {} };
+  const timeline: Timeline = { bars: [], marks: [], startedAt: undefined, endedAt: undefined, lastEventAt: undefined, context: {} };
   for (const event of events) {
     const at = Date.parse(event.ts);
+    timeline.lastEventAt = at;
     if (event.type === 'run_started') {
       timeline.startedAt = at;
       timeline.context = applyChanges({}, { set: event.payload.input });

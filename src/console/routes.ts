@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { Router, type RequestHandler } from 'express';
 import { consoleSecurityHeaders } from '../http/securityHeaders.js';
-import { UnavailableError } from '../kernel/errors.js';
+import { NotFoundError, UnavailableError } from '../kernel/errors.js';
 
 /** The build output of console/ (vite.config.ts writes it): the same place from src/ and from dist/. */
 export const CONSOLE_BUILD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'public', 'console');
@@ -27,7 +27,9 @@ export function consoleRouter(options: { folder?: string } = {}): Router {
   const router = Router();
   router.use('/console', consoleSecurityHeaders);
   // Hashed file names: a file never changes under its name.
-  router.use('/console/assets', express.static(path.join(folder, 'assets'), { index: false, immutable: true, maxAge: '365d', fallthrough: false }));
+  router.use('/console/assets', express.static(path.join(folder, 'assets'), { index: false, immutable: true, maxAge: '365d' }), (req) => {
+    throw new NotFoundError(`No console file ${req.path}`);
+  });
   router.use('/console', express.static(folder, { index: false, maxAge: '1h' }));
   router.get(['/console', '/console/{*rest}'], noStore, (_req, res) => {
     if (index === undefined) throw new UnavailableError('The console is not built: run `npm run build`');

@@ -103,6 +103,7 @@ describe('the console in Chromium', function () {
       // The Wait step runs for three seconds: the page shows the run live, a step still running.
       await page.locator('.timeline [role="status"]', { hasText: /^live$/ }).waitFor({ timeout: 20_000 });
       await page.locator('.timeline .step[data-step="think"][data-state="running"]').waitFor({ timeout: 20_000 });
+      await page.waitForTimeout(1500); // only for the picture: the bar has grown a little
       await screenshot(page, 'run-live');
       await page.locator('.timeline [role="status"]', { hasText: /^ended after/ }).waitFor({ timeout: 30_000 });
       await page.locator('.timeline .step[data-step="long_stay"][data-state="done"]').waitFor({ timeout: 20_000 });

@@ -6,7 +6,7 @@ import type { Approval, Json, JsonRecord } from '../../../src/client/index.js';
 import { ErrorNote, useLoaded, useTitle } from '../hooks.js';
 import { SchemaForm, formSchema } from '../schemaForm.js';
 import { messageOf, type Session } from '../session.js';
-import { JsonView, formatTime } from '../ui.js';
+import { JsonView, formatTime, shortId } from '../ui.js';
 
 const DECISIONS = [
   { value: 'approve', label: 'Approve' },
@@ -32,7 +32,7 @@ function ApprovalCard({ session, approval, onDecided }: { session: Session; appr
     <article className="panel approval" aria-labelledby={titleId} data-approval-id={approval.approval_id}>
       <h2 id={titleId}>{approval.title}</h2>
       <p className="muted">
-        {approval.workflow} · step {approval.step_id} · run <Link to={`/runs/${approval.run_id}`}>{approval.run_id.slice(0, 8)}</Link> · asked{' '}
+        {approval.workflow} · step {approval.step_id} · run <Link to={`/runs/${approval.run_id}`}>{shortId(approval.run_id)}</Link> · asked{' '}
         {formatTime(approval.created_at)}
         {approval.required_group ? ` · group ${approval.required_group}` : ''}
         {approval.expires_at ? ` · expires ${formatTime(approval.expires_at)}` : ''}

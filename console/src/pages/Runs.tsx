@@ -4,7 +4,7 @@ import { Link, useSearchParams } from 'react-router';
 import type { RunDescriptor, RunSearch, RunStatus } from '../../../src/client/index.js';
 import { ErrorNote, useLoaded, useTitle } from '../hooks.js';
 import type { Session } from '../session.js';
-import { StatusBadge, formatTime } from '../ui.js';
+import { StatusBadge, formatTime, shortId } from '../ui.js';
 
 export const STATUSES: RunStatus[] = [
   'queued',
@@ -146,7 +146,7 @@ function RunTable({ runs }: { runs: RunDescriptor[] | undefined }) {
             <tr key={run.id} data-run-id={run.id}>
               <td>
                 <Link to={`/runs/${run.id}`} aria-label={`Run ${run.id}`}>
-                  {run.id.slice(0, 8)}
+                  <code>{shortId(run.id)}</code>
                 </Link>
               </td>
               <td>{run.workflow}</td>
@@ -154,7 +154,7 @@ function RunTable({ runs }: { runs: RunDescriptor[] | undefined }) {
                 <StatusBadge status={run.status} />
               </td>
               <td>{run.current_step ?? ''}</td>
-              <td>{formatTime(run.created_at)}</td>
+              <td className="nowrap">{formatTime(run.created_at)}</td>
             </tr>
           ))}
         </tbody>
