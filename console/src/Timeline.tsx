@@ -15,12 +15,12 @@ function useNow(ticking: boolean): number {
   return now;
 }
 
-function BarRow({ bar, start, span, now }: { bar: StepBar; start: number; span: number; now: number }) {
+function BarRow({ bar, start, span, now, isPaused }: { bar: StepBar; start: number; span: number; now: number; isPaused: boolean }) {
   const end = bar.endedAt ?? now;
   // A step of a few milliseconds still shows as a sliver at its place.
   const left = Math.min(((bar.startedAt - start) / span) * 100, 99.2);
   const width = Math.max(((end - bar.startedAt) / span) * 100, 0.8);
-  const state = bar.endedAt === undefined ? 'running' : bar.failed ? 'failed' : 'done';
+  const state = bar.endedAt !== undefined ? (bar.failed ? 'failed' : 'done') : isPaused ? 'paused' : 'running';
   const words = `${bar.stepId} (${bar.kind}): ${state}, ${formatDuration(end - bar.startedAt)}${bar.signal ? `, signal ${bar.signal}` : ''}${bar.attempts ? `, ${bar.attempts} failed attempts` : ''}`;
   return (
     <li className={`step ${state}`} data-step={bar.stepId} data-state={state}>
@@ -38,7 +38,7 @@ function BarRow({ bar, start, span, now }: { bar: StepBar; start: number; span: 
   );
 }
 
-export function TimelineView({ timeline, live }: { timeline: Timeline; live: boolean }) {
+export function TimelineView({ timeline, live, isPaused }: { timeline: Timeline; live: boolean; isPaused: boolean }) {
   const running = timeline.endedAt === undefined && live;
   const now = useNow(running);
   const start = timeline.startedAt ?? now;
@@ -58,7 +58,7 @@ export function TimelineView({ timeline, live }: { timeline: Timeline; live: boo
       ) : (
         <ol className="steps" aria-label="Steps in the order they ran">
           {timeline.bars.map((bar, index) => (
-            <BarRow key={`${bar.stepId}-${index}`} bar={bar} start={start} span={span} now={now} />
+            <BarRow key={`${bar.stepId}-${index}`} bar={bar} start={start} span={span} now={now} isPaused={isPaused} />
           ))}
         </ol>
       )}

@@ -28,4 +28,4 @@ export function JsonView({ value, label }: { value: Json | undefined; label: str
 }
 
 /** A run id as tables show it: its last characters (UUIDv7 ids share their leading, time-based ones). */
-export const shortId = (id: string): string => `…${id.slice(-8)}`;
+export const shortId = (id: string): string => id.slice(-8);

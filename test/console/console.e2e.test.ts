@@ -138,6 +138,7 @@ describe('the console in Chromium', function () {
       await page.locator('dl.summary .badge', { hasText: /^paused$/ }).waitFor({ timeout: 20_000 });
       await waitForStatus(service.url, operator.token, runId, ['paused'], 20_000);
       await page.locator('.timeline .marks li[data-type="paused"]').waitFor({ timeout: 20_000 });
+      await page.locator('.timeline .step[data-step="nap"][data-state="paused"]').waitFor({ timeout: 20_000 });
       await screenshot(page, 'run-paused');
       await page.getByRole('button', { name: 'Resume' }).click();
       await page.locator('dl.summary .badge', { hasText: 'waiting_timer' }).waitFor({ timeout: 20_000 });

@@ -134,7 +134,7 @@ export function RunPage({ session }: { session: Session }) {
           <Controls session={session} run={run} onChange={setFresh} onError={setError} />
         </div>
       )}
-      <TimelineView timeline={timeline} live={live} />
+      <TimelineView timeline={timeline} live={live} isPaused={run?.status === 'paused'} />
       {run?.children && run.children.length > 0 && <Children run={run} />}
       <h2>Input</h2>
       <JsonView value={run?.input} label="Run input" />

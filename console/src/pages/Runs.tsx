@@ -145,7 +145,8 @@ function RunTable({ runs }: { runs: RunDescriptor[] | undefined }) {
           {runs.map((run) => (
             <tr key={run.id} data-run-id={run.id}>
               <td>
-                <Link to={`/runs/${run.id}`} aria-label={`Run ${run.id}`}>
+                <Link to={`/runs/${run.id}`} title={run.id}>
+                  <span className="visually-hidden">Run </span>
                   <code>{shortId(run.id)}</code>
                 </Link>
               </td>
