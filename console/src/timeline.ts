@@ -68,6 +68,14 @@ export function markLabel(event: RunEvent): string | undefined {
       return `${event.agent_id}: approval requested`;
     case 'approval_decided':
       return `${event.agent_id}: approval ${String(p.decision)}`;
+    case 'llm_turn':
+      return `${event.agent_id}: LLM turn ${String(p.iteration)}${p.tokens_used !== undefined ? ` (${String(p.tokens_used)} tokens)` : ''}`;
+    case 'tool_call':
+      return `${event.agent_id}: calls ${String(p.tool)}`;
+    case 'tool_result':
+      return `${event.agent_id}: ${String(p.tool)} answered${p.signal ? ` (${String(p.signal)})` : ''}`;
+    case 'steered':
+      return `steered: ${String(p.message)}`;
     case 'run_failed':
       return `failed: ${String(asRecord(p.error).message ?? '')}`;
     case 'run_aborted':
