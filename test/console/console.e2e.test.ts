@@ -81,6 +81,19 @@ describe('the console in Chromium', function () {
     }
   });
 
+  it('takes the token an OAuth callback puts in the address (SVC_OAUTH_UI_REDIRECT_URL) and removes it from the address at once', async () => {
+    const { page, failures } = await freshPage();
+    try {
+      await page.goto(`${service.url}/console/?token=${encodeURIComponent(operator.token)}`, { waitUntil: 'load' });
+      await page.getByRole('button', { name: 'Sign out' }).waitFor({ state: 'visible', timeout: 20_000 });
+      expect(page.url()).not.to.include('token=');
+      expect(await storedToken(page)).to.equal(operator.token);
+      expect(failures).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('runs trip from the form generated from its input schema and watches its timeline reach the end live', async () => {
     const { page, failures } = await freshPage();
     try {
