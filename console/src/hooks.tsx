@@ -26,7 +26,7 @@ export function useLoaded<T>(load: () => Promise<T>, deps: readonly unknown[]): 
     return () => {
       isCurrent = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- the caller names what load depends on
+    // The caller names what `load` depends on in `deps`.
   }, [...deps, round]);
   const reload = useCallback(() => setRound((n) => n + 1), []);
   return { value, error, reload };

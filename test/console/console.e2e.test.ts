@@ -134,6 +134,9 @@ describe('the console in Chromium', function () {
       expect(run.body.output).to.deep.equal({ traveller: 'Ada', nights: 5 });
       await expectAccessible(page, 'run page');
       await screenshot(page, 'run');
+      await page.setViewportSize(PHONE);
+      await expectAccessible(page, 'run page at phone width');
+      await screenshot(page, 'run-phone');
       expect(failures).to.deep.equal([]);
     } finally {
       await page.close();
