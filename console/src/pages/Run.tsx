@@ -11,7 +11,20 @@ import { JsonView, StatusBadge, formatTime } from '../ui.js';
 
 const FINAL = new Set(['completed', 'failed', 'aborted']);
 
-/** The journal as it grows, and the run descriptor read again after each event. */
+/** `action` at most once per `ms`: run `ms` after the first call of a burst, never once `signal` aborts. */
+function throttled(action: () => void, ms: number, signal: AbortSignal): () => void {
+  let isScheduled = false;
+  return () => {
+    if (isScheduled) return;
+    isScheduled = true;
+    setTimeout(() => {
+      isScheduled = false;
+      if (!signal.aborted) action();
+    }, ms);
+  };
+}
+
+/** The journal as it grows, and the run descriptor read again after events (a long journal replays in a burst: at most every 250 ms). */
 function useLiveRun(session: Session, id: string) {
   const [events, setEvents] = useState<RunEvent[]>([]);
   const [run, setRun] = useState<RunDescriptor | undefined>();
@@ -26,11 +39,12 @@ function useLiveRun(session: Session, id: string) {
         (fresh) => !stop.signal.aborted && setRun(fresh),
         (failure: unknown) => setError(messageOf(failure)),
       );
+    const refreshSoon = throttled(() => void refresh(), 250, stop.signal);
     void refresh();
     (async () => {
       for await (const event of session.client.runs.events(id, { signal: stop.signal })) {
         setEvents((known) => [...known, event]);
-        void refresh();
+        refreshSoon();
       }
     })()
       .catch((failure: unknown) => !stop.signal.aborted && setError(messageOf(failure)))
