@@ -30,7 +30,7 @@ export function consoleRouter(options: { folder?: string } = {}): Router {
   router.use('/console/assets', express.static(path.join(folder, 'assets'), { index: false, immutable: true, maxAge: '365d' }), (req) => {
     throw new NotFoundError(`No console file ${req.path}`);
   });
-  router.use('/console', express.static(folder, { index: false, maxAge: '1h' }));
+  // Every other path is a page of the app: the index page, which routes in the browser.
   router.get(['/console', '/console/{*rest}'], noStore, (_req, res) => {
     if (index === undefined) throw new UnavailableError('The console is not built: run `npm run build`');
     res.type('html').send(index);
