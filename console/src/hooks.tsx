@@ -13,6 +13,8 @@ export function useLoaded<T>(load: () => Promise<T>, deps: readonly unknown[]): 
   const [value, setValue] = useState<T | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [round, setRound] = useState(0);
+  // A new search shows nothing until its answer comes, never the previous one's.
+  useEffect(() => setValue(undefined), deps);
   useEffect(() => {
     let isCurrent = true;
     load().then(

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { Service } from '../../src/main.js';
 import { launchChromium, launchedBrowser, chromiumMissing, offLoopback, recordingPage } from '../api/helpers.js';
-import { bootstrapAdmin, client, type Admin } from '../support/http.js';
+import { bootstrapAdmin, client, eventually, type Admin } from '../support/http.js';
 import { waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
 import { createUser, USER_PASSWORD, type SignedInUser } from '../support/users.js';
@@ -45,7 +45,6 @@ describe('the console in Chromium', function () {
     expect(started.status, JSON.stringify(started.body)).to.equal(202);
     return started.body.id as string;
   };
-  const statusOnPage = (page: Page) => page.locator('dl.summary .badge').first();
 
   it('signs in with a password from the keyboard, refuses a wrong one on the page, and offers the configured provider', async () => {
     const { page, requested, failures } = await freshPage();
@@ -126,7 +125,7 @@ describe('the console in Chromium', function () {
         'long_stay',
       ]);
       expect(await page.locator('.timeline .marks li[data-type="decision"]').innerText()).to.include('size: decision true');
-      expect((await statusOnPage(page).innerText()).trim()).to.equal('completed');
+      await page.locator('dl.summary .badge', { hasText: /^completed$/ }).waitFor({ timeout: 20_000 });
       await page.locator('.timeline .step[data-step="size"] summary').click();
       expect(await page.getByLabel('Context after size').innerText()).to.include('"traveller": "Ada"');
       const run = await client(service.url, operator.token).get(`/api/runs/${runId}`);
@@ -210,13 +209,17 @@ describe('the console in Chromium', function () {
       await page.getByRole('button', { name: 'Search' }).click();
       await page.waitForURL(/status=completed/, { timeout: 20_000 });
       const statuses = () => page.locator('table.runs tbody .badge').allInnerTexts();
-      await page.locator('table.runs tbody tr').first().waitFor({ timeout: 20_000 });
-      const firstPage = await page.locator('table.runs tbody tr').getAttribute('data-run-id');
-      expect(await statuses()).to.deep.equal(['completed']);
+      /** Waits for the table to show exactly one completed run (the answer to the search, not the table before it). */
+      const oneCompletedRun = async (what: string) => {
+        const shown = await eventually(async () => JSON.stringify(await statuses()) === '["completed"]', 20_000, 100);
+        expect(shown.ok, `${what}: ${JSON.stringify(await statuses())}`).to.equal(true);
+        return page.locator('table.runs tbody tr').getAttribute('data-run-id');
+      };
+      const firstPage = await oneCompletedRun('the first page');
       await page.getByRole('button', { name: 'Next page' }).click();
       await page.waitForURL(/cursor=/, { timeout: 20_000 });
       await page.locator(`table.runs tbody tr:not([data-run-id="${firstPage}"])`).waitFor({ timeout: 20_000 });
-      expect(await statuses()).to.deep.equal(['completed']);
+      expect(await oneCompletedRun('the second page')).not.to.equal(firstPage);
       await page.goto(`${service.url}/console/runs?status=waiting_timer`, { waitUntil: 'load' });
       await page.locator(`table.runs tbody tr[data-run-id="${waiting}"]`).waitFor({ timeout: 20_000 });
       expect(new Set(await statuses())).to.deep.equal(new Set(['waiting_timer']));

@@ -34,11 +34,17 @@ function useLiveRun(session: Session, id: string) {
     const stop = new AbortController();
     setEvents([]);
     setLive(true);
-    const refresh = () =>
-      session.client.runs.get(id).then(
-        (fresh) => !stop.signal.aborted && setRun(fresh),
-        (failure: unknown) => setError(messageOf(failure)),
-      );
+    let requests = 0;
+    // Answers can overtake each other: only the latest request's answer is shown.
+    const refresh = async () => {
+      const asked = ++requests;
+      try {
+        const fresh = await session.client.runs.get(id);
+        if (!stop.signal.aborted && asked === requests) setRun(fresh);
+      } catch (failure) {
+        setError(messageOf(failure));
+      }
+    };
     const refreshSoon = throttled(() => void refresh(), 250, stop.signal);
     void refresh();
     (async () => {
@@ -48,7 +54,12 @@ function useLiveRun(session: Session, id: string) {
       }
     })()
       .catch((failure: unknown) => !stop.signal.aborted && setError(messageOf(failure)))
-      .finally(() => !stop.signal.aborted && setLive(false));
+      .finally(() => {
+        if (stop.signal.aborted) return;
+        setLive(false);
+        // The stream ended with the run: its final state.
+        void refresh();
+      });
     return () => stop.abort();
   }, [session, id]);
   const setFresh = (fresh: RunDescriptor) => setRun(fresh);
