@@ -20,7 +20,7 @@ const LAYERS = [
   ['workflows'], // the workflow language: definitions, validation, templates, manifests
   ['runs'], // a run's data path: trigger -> engine -> journal -> projection -> routes (SSE)
   ['approvals', 'schedules'], // human decisions on runs; schedules that start runs
-  ['grpc', 'mcp', 'openapi', 'dev'], // other surfaces over runs and definitions
+  ['grpc', 'mcp', 'openapi', 'dev', 'console'], // other surfaces over runs and definitions (console: serves the web app's files)
   ['app'], // the composition root: the only place that knows every feature
   ['main.ts'],
   ['cli'],
@@ -54,6 +54,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/client/' },
       to: { path: '^src/', pathNot: ['^src/client/', '^src/contract/'] },
+    },
+    {
+      name: 'console-app-imports-only-the-client',
+      comment: 'the web app (console/) talks to svc through the public client library only, never server code',
+      severity: 'error',
+      from: { path: '^console/' },
+      to: { path: '^(src|test|bench|scripts)/', pathNot: '^src/client/' },
     },
     {
       name: 'no-other-feature-routes',

@@ -1,5 +1,5 @@
 // SvcAuth: password login, the OAuth start URL, identity, refresh and logout.
-import type { Identity, TokenResponse } from '../contract/types.js';
+import type { Identity, SignInProvider, TokenResponse } from '../contract/types.js';
 import { HttpCore } from './http.js';
 
 export interface SvcAuthOptions {
@@ -28,6 +28,11 @@ export class SvcAuth {
   /** Where to send the browser to sign in with a federation provider. */
   getOAuthLoginUrl(provider: string): string {
     return `${this.http.baseUrl}/auth/oauth/${encodeURIComponent(provider)}/start`;
+  }
+
+  /** The providers a user can sign in with now (`GET /auth/providers`, no token needed). */
+  listProviders(): Promise<SignInProvider[]> {
+    return this.http.json<SignInProvider[]>('/auth/providers', { token: '' });
   }
 
   getMe(token?: string): Promise<Identity> {

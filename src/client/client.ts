@@ -195,6 +195,9 @@ export class SvcClient {
     page: (search: RunSearch = {}): Promise<RunPage> => fetchRunPage(this.http, search),
     /** Every matching run, following the cursor: `for await (const run of client.runs.iterate({ status: 'failed' }))`. */
     iterate: (search: RunSearch = {}): AsyncGenerator<RunDescriptor> => iterateRuns(this.http, search),
+    /** Starts a run of workflow `name` and answers it at once, not waited for (`POST /api/workflows/{name}/runs?wait=false`). */
+    start: (name: string, input: JsonRecord = {}): Promise<RunDescriptor> =>
+      this.http.json(`/api/workflows/${encodeURIComponent(name)}/runs?wait=false`, { method: 'POST', body: input }),
     get: (id: string): Promise<RunDescriptor> => this.http.json(`/api/runs/${encodeURIComponent(id)}`),
     export: (id: string): Promise<RunExport> => this.http.json(`/api/runs/${encodeURIComponent(id)}/export`),
     pause: (id: string): Promise<RunDescriptor> => this.control(id, 'pause'),

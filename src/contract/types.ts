@@ -17,6 +17,14 @@ export type Identity = {
   tenant?: string;
 };
 
+/** A federation provider offered on sign-in pages (`GET /auth/providers`). */
+export type SignInProvider = {
+  name: string;
+  kind: 'google' | 'github' | 'microsoft' | 'custom';
+  /** Relative to the service: send the browser there to sign in. */
+  start_url: string;
+};
+
 export type RunStatus =
   | 'queued'
   | 'running'

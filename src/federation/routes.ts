@@ -1,4 +1,4 @@
-// /auth/oauth/{provider}/start|callback, and /auth/admin/federation (deployment admins) with secrets redacted.
+// /auth/providers (the sign-in choices), /auth/oauth/{provider}/start|callback, and /auth/admin/federation (deployment admins) with secrets redacted.
 import { Router } from 'express';
 import { parse as parseCookies } from 'cookie';
 import type { Authenticator } from '../http/authenticator.js';
@@ -38,8 +38,13 @@ export function federationRouter(deps: FederationRouteDeps): Router {
   return router;
 }
 
-function mountSignInRoutes(router: Router, { federation, settings }: FederationRouteDeps): void {
+function mountSignInRoutes(router: Router, { federation, settings, providers }: FederationRouteDeps): void {
   const secure = (settings.oauth.baseUrl ?? '').startsWith('https:');
+  // Public: a sign-in page offers these buttons. Names and kinds only; a provider without credentials cannot start.
+  router.get('/auth/providers', (_req, res) => {
+    const usable = providers.list().filter((p) => p.enabled && p.clientId && p.clientSecret);
+    res.json(usable.map((p) => ({ name: p.name, kind: p.kind, start_url: `/auth/oauth/${p.name}/start` })));
+  });
   router.get('/auth/oauth/:provider/start', async (req, res) => {
     const name = String(req.params.provider);
     const { location, binding } = await federation.start(name);

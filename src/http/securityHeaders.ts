@@ -41,3 +41,27 @@ const noReferrer = referrerPolicy({ policy: 'no-referrer' });
 
 /** The HTML pages and their files: the page CSP over the API one, framed only by the service itself. */
 export const pageSecurityHeaders: RequestHandler[] = [pagePolicy, sameOriginFrames, noReferrer];
+
+/**
+ * The console (/console): stricter than the docs pages. Its scripts and styles are files it serves
+ * (no inline style element or attribute; React sets styles through the CSSOM, which CSP allows), it
+ * talks to the service only, and no page frames it.
+ */
+const consolePolicy = contentSecurityPolicy({
+  useDefaults: false,
+  directives: {
+    defaultSrc: ["'self'"],
+    scriptSrc: ["'self'"],
+    styleSrc: ["'self'"],
+    imgSrc: ["'self'", 'data:'],
+    fontSrc: ["'self'"],
+    connectSrc: ["'self'"],
+    frameSrc: ["'none'"],
+    frameAncestors: ["'none'"],
+    objectSrc: ["'none'"],
+    baseUri: ["'self'"],
+    formAction: ["'self'"],
+  },
+});
+
+export const consoleSecurityHeaders: RequestHandler[] = [consolePolicy, xFrameOptions({ action: 'deny' }), noReferrer];

@@ -49,6 +49,14 @@ export const components: OpenAPIV3_1.ComponentsObject = {
       'expires_in',
     ]),
     Identity: object({ user_id: str, groups: strings, scopes: strings, tenant: str }, ['user_id', 'groups', 'scopes']),
+    SignInProvider: object(
+      {
+        name: str,
+        kind: { type: 'string', enum: ['google', 'github', 'microsoft', 'custom'] },
+        start_url: { type: 'string', description: 'GET it in the browser to sign in' },
+      },
+      ['name', 'kind', 'start_url'],
+    ),
     User: object(
       {
         id: uuid,

@@ -17,8 +17,8 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /**
  * Mounted routes deliberately left out of the document, as `method path`: they are not REST
- * operations (MCP speaks JSON-RPC over Streamable HTTP), they are the docs UIs themselves, or they
- * exist only in dev mode. gRPC (Connect under /grpc) is middleware without a path, never a route.
+ * operations (MCP speaks JSON-RPC over Streamable HTTP), they are the docs UIs themselves or the
+ * console's pages, or they exist only in dev mode. gRPC (Connect under /grpc) is middleware without a path, never a route.
  */
 const UNDOCUMENTED_ROUTES = [
   'all /mcp',
@@ -30,9 +30,11 @@ const UNDOCUMENTED_ROUTES = [
   'get /insight',
   'get /insight/api-docs',
   'get /insight/insight.js',
+  'get /console',
+  'get /console/{*rest}',
 ];
 /** Path-scoped middleware serving undocumented paths: Swagger UI assets, the ReDoc folder, the dev-mode gates, gRPC-Web. */
-const UNDOCUMENTED_MOUNTS = ['/docs', '/redoc', '/dev', '/insight', '/grpc'];
+const UNDOCUMENTED_MOUNTS = ['/docs', '/redoc', '/dev', '/insight', '/grpc', '/console', '/console/assets'];
 /** Path-scoped middleware that only guards documented routes (the iam:admin check). */
 const GUARD_MOUNTS = ['/auth/admin', '/admin'];
 const jsonSchemaOf = (content: any) => content?.['application/json']?.schema;
@@ -126,6 +128,7 @@ describe('OpenAPI document of the example project', () => {
     expect(publicOps).to.have.members([
       'post /auth/bootstrap',
       'post /auth/token',
+      'get /auth/providers',
       'get /auth/jwks.json',
       'get /health',
       'get /openapi.json',

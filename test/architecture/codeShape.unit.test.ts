@@ -1,4 +1,4 @@
-// The shape STYLE.md asks of src/: files under ~300 lines and functions under ~60, unless the file says
+// The shape STYLE.md asks of src/ (and of the console's console/src/): files under ~300 lines and functions under ~60, unless the file says
 // at its top why it is longer (a line `// shape: <reason>` among its first five). Measured on the
 // syntax tree (swc), so a long object literal is no function and a nested function counts on its own.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -7,7 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { parseSync, type Node } from '@swc/core';
 import { expect } from 'chai';
 
-const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const SRC = path.join(REPO, 'src');
+const CONSOLE_SRC = path.join(REPO, 'console', 'src');
 /** Code a generator wrote: its shape is the generator's. */
 const GENERATED = path.join(SRC, 'contract', 'gen');
 const MAX_FILE_LINES = 300;
@@ -34,15 +36,15 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) return full === GENERATED ? [] : sourceFiles(full);
-    return entry.name.endsWith('.ts') ? [full] : [];
+    return /\.tsx?$/.test(entry.name) ? [full] : [];
   });
 }
 
 /** Every function of the file longer than the limit, with its first line (1-based). */
-function longFunctions(source: string): LongFunction[] {
+function longFunctions(source: string, isTsx = false): LongFunction[] {
   // swc's offsets keep counting across parses and start at the module's first token: a leading `;`
   // pins that token to the file's first byte.
-  const module = parseSync(`;${source}`, { syntax: 'typescript', target: 'es2022' });
+  const module = parseSync(`;${source}`, { syntax: 'typescript', tsx: isTsx, target: 'es2022' });
   const base = module.span.start + 1;
   const lineStarts = [0];
   for (let i = 0; i < source.length; i++) if (source[i] === '\n') lineStarts.push(i + 1);
@@ -87,11 +89,12 @@ const hasReason = (source: string) =>
     .slice(0, 5)
     .some((line) => /^\/\/ shape: \S/.test(line));
 
-describe('the shape of src/', () => {
-  const files = sourceFiles(SRC).map((file) => ({ file: path.relative(SRC, file), source: readFileSync(file, 'utf8') }));
+describe('the shape of src/ and console/src/', () => {
+  const files = [...sourceFiles(SRC), ...sourceFiles(CONSOLE_SRC)].map((file) => ({ file: path.relative(REPO, file), source: readFileSync(file, 'utf8') }));
 
   it('reads every source file', () => {
     expect(files.length).to.be.greaterThan(100);
+    expect(files.some(({ file }) => file.startsWith('console/src/'))).to.equal(true);
     expect(longFunctions('export function tooLong() {\n' + '  work();\n'.repeat(70) + '}\n')).to.deep.equal([{ name: 'tooLong', line: 1, lines: 72 }]);
   });
 
@@ -101,7 +104,7 @@ describe('the shape of src/', () => {
       const lines = source.split('\n').length - (source.endsWith('\n') ? 1 : 0);
       return [
         ...(lines > MAX_FILE_LINES ? [`${file}: ${lines} lines`] : []),
-        ...longFunctions(source).map((f) => `${file}:${f.line} ${f.name}: ${f.lines} lines`),
+        ...longFunctions(source, file.endsWith('.tsx')).map((f) => `${file}:${f.line} ${f.name}: ${f.lines} lines`),
       ];
     });
     expect(problems, problems.join('\n')).to.deep.equal([]);

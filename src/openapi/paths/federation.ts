@@ -15,6 +15,15 @@ const callbackQuery = [
 export function oauthPaths(): Record<string, PathItem> {
   const tags = ['Auth'];
   return {
+    '/auth/providers': {
+      get: operation({
+        operationId: 'listSignInProviders',
+        summary: 'The federation providers a user can sign in with now (enabled, with client credentials)',
+        tags,
+        isPublic: true,
+        ok: { status: 200, description: 'Name, kind and the start URL of each provider', schema: { type: 'array', items: ref('SignInProvider') } },
+      }),
+    },
     '/auth/oauth/{provider}/start': {
       get: operation({
         operationId: 'oauthStart',

@@ -1,0 +1,79 @@
+// The shell: sign-in until there is a session, then the navigation (only what the scopes allow) and the pages.
+import { useEffect, useState } from 'react';
+import { Link, NavLink, Navigate, Route, Routes } from 'react-router';
+import { ApprovalsPage } from './pages/Approvals.js';
+import { NotYetPage } from './pages/NotYet.js';
+import { RunPage } from './pages/Run.js';
+import { RunsPage } from './pages/Runs.js';
+import { SignInPage } from './pages/SignIn.js';
+import { WorkflowsPage } from './pages/Workflows.js';
+import { abilities, forgetToken, messageOf, openSession, storedToken, takeTokenFromUrl, type Session } from './session.js';
+
+function useStoredSession() {
+  const [session, setSession] = useState<Session | undefined>();
+  const [checking, setChecking] = useState(true);
+  const [problem, setProblem] = useState<string | undefined>();
+  useEffect(() => {
+    takeTokenFromUrl();
+    const token = storedToken();
+    if (!token) return setChecking(false);
+    openSession(token)
+      .then(setSession)
+      .catch((error: unknown) => {
+        forgetToken();
+        setProblem(`Your session ended (${messageOf(error)}): sign in again.`);
+      })
+      .finally(() => setChecking(false));
+  }, []);
+  return { session, setSession, checking, problem };
+}
+
+function Header({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
+  const can = abilities(session.identity);
+  return (
+    <header className="top">
+      <Link className="brand" to="/">
+        svc console
+      </Link>
+      <nav aria-label="Main">
+        <NavLink to="/workflows">Workflows</NavLink>
+        {can.readRuns && <NavLink to="/runs">Runs</NavLink>}
+        {can.decideApprovals && <NavLink to="/approvals">Approvals</NavLink>}
+        <NavLink to="/more">More</NavLink>
+      </nav>
+      <span className="who" title={session.identity.scopes.join(' ')}>
+        {session.identity.groups.join(', ') || 'signed in'}
+      </span>
+      <button type="button" className="secondary" onClick={onSignOut}>
+        Sign out
+      </button>
+    </header>
+  );
+}
+
+export function App() {
+  const { session, setSession, checking, problem } = useStoredSession();
+  if (checking) return <p className="loading">Loading…</p>;
+  if (!session) return <SignInPage problem={problem} onSignedIn={setSession} />;
+  const can = abilities(session.identity);
+  const signOut = () => {
+    void session.auth.logout().catch(() => undefined);
+    forgetToken();
+    setSession(undefined);
+  };
+  return (
+    <>
+      <Header session={session} onSignOut={signOut} />
+      <main id="main">
+        <Routes>
+          <Route path="/" element={<Navigate to={can.readRuns ? '/runs' : '/workflows'} replace />} />
+          <Route path="/workflows" element={<WorkflowsPage session={session} />} />
+          <Route path="/runs" element={<RunsPage session={session} />} />
+          <Route path="/runs/:id" element={<RunPage session={session} />} />
+          <Route path="/approvals" element={<ApprovalsPage session={session} />} />
+          <Route path="*" element={<NotYetPage />} />
+        </Routes>
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,41 @@
+// Pages of the console that are not built yet: said plainly, with what the API already offers.
+const NOT_YET: [string, string][] = [
+  ['Workflow step graph, versions (toggle, fork)', 'GET /api/_system/workflows/{name}, /admin/workflows'],
+  ['Schedules (pause, run now)', '/admin/schedules'],
+  ['Audit log (filters, live tail, verify)', 'GET /admin/events'],
+  ['IAM: users, roles, the scopes palette', '/auth/admin/users, /auth/admin/roles, /admin/scopes'],
+  ['Artifacts (versions, content)', '/api/artifacts'],
+  ['Model records', '/models/{model}/'],
+  ['Run export, fork from a step, steer, hash-chain state', 'POST /api/runs/{id}/fork, GET /api/runs/{id}/export'],
+];
+
+export function NotYetPage() {
+  return (
+    <section aria-labelledby="more-title">
+      <h1 id="more-title">Not built yet</h1>
+      <p>These console pages are planned; until they land, the API and its docs cover them.</p>
+      <table>
+        <caption className="visually-hidden">Pages not built yet and the API routes behind them</caption>
+        <thead>
+          <tr>
+            <th scope="col">Page</th>
+            <th scope="col">API today</th>
+          </tr>
+        </thead>
+        <tbody>
+          {NOT_YET.map(([page, api]) => (
+            <tr key={page}>
+              <td>{page}</td>
+              <td>
+                <code>{api}</code>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p>
+        <a href="/docs">API docs (Swagger UI)</a>
+      </p>
+    </section>
+  );
+}
