@@ -25,6 +25,8 @@ export const settingFields = z.object({
   SVC_EMBEDDED_PG_PORT: integer(54329, 1, 65535),
   SVC_ENV: oneOf(DEPLOYMENT_ENVS, 'development'),
   SVC_SIGNING_KEY: matching(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (a 32-byte Ed25519 private key)', { emptyIsUnset: false }),
+  SVC_DATA_KEY: matching(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (a 32-byte AES-256 key that wraps the personal data keys)', { emptyIsUnset: false }),
+  SVC_DATA_KEY_PREVIOUS: matching(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (the SVC_DATA_KEY being rotated away from)', { emptyIsUnset: true }),
   SVC_TOKEN_TTL_SECONDS: integer(86400, 0, 10 * 365 * 86400),
   SVC_DEV_MODE: flag(false),
   SVC_ALLOW_DEV_AUTH: flag(false),

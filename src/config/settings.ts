@@ -31,6 +31,10 @@ export interface Settings {
   readonly projectDir: string;
   readonly env: DeploymentEnv;
   readonly signingKeyHex: string | undefined;
+  /** SVC_DATA_KEY: wraps the per-subject keys of personal data (docs/privacy.md); unset: a key kept in the database, with a warning. */
+  readonly dataKeyHex: string | undefined;
+  /** SVC_DATA_KEY_PREVIOUS: during a rotation, the key the data keys may still be wrapped with. */
+  readonly previousDataKeyHex: string | undefined;
   readonly tokenTtlSeconds: number;
   readonly dev: DevSettings;
   readonly exposeModelCrud: boolean;
@@ -133,6 +137,8 @@ function toSettings(values: SettingValues, context: Context): Settings {
     projectDir: context.projectDir,
     env,
     signingKeyHex: values.SVC_SIGNING_KEY?.toLowerCase(),
+    dataKeyHex: values.SVC_DATA_KEY?.toLowerCase(),
+    previousDataKeyHex: values.SVC_DATA_KEY_PREVIOUS?.toLowerCase(),
     tokenTtlSeconds: values.SVC_TOKEN_TTL_SECONDS,
     dev: {
       enabled: values.SVC_DEV_MODE,
