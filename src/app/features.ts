@@ -28,6 +28,8 @@ import { ScheduleTicker } from '../schedules/ticker.js';
 import { VersionCommands } from '../versions/commands.js';
 import { VersionOverrides } from '../versions/overrides.js';
 import { WorkflowRegistry } from '../workflows/registry.js';
+import { openDataKeys } from '../privacy/boot.js';
+import type { DataKeys } from '../privacy/dataKeys.js';
 import type { Kernel } from './kernel.js';
 import { checkProject, forkedModel, forkedWorkflow, type LoadedProject } from './project.js';
 import type { Stops } from './stops.js';
@@ -43,6 +45,8 @@ export interface Identity {
   readonly commands: IamCommands;
   readonly auth: AuthService;
   readonly authenticator: Authenticator;
+  /** Per-subject data keys of personal data (docs/privacy.md). */
+  readonly dataKeys: DataKeys;
 }
 
 export interface Features extends Definitions, Identity {
@@ -90,6 +94,11 @@ export async function startFeatures(kernel: Kernel, project: LoadedProject, cloc
   return { ...definitions, ...identity, artifacts, outbound, federationProviders, federation, records, ...runs, schedules };
 }
 
+/** Whether a model or workflow declares personal data of its own (users' email and phone always are). */
+function declaresPersonalData(_project: LoadedProject): boolean {
+  return false;
+}
+
 /** What a live view of the log needs (a view every worker keeps current). */
 function liveOf(kernel: Kernel) {
   return { store: kernel.store, follower: kernel.follower, wakeUps: kernel.wakeUps, logger: kernel.logger };
@@ -113,7 +122,7 @@ async function startDefinitions({ kernel, project, clock, stops }: Context): Pro
 }
 
 /** Signing keys, tokens, sessions, sign-in and the Authenticator every protected route asks. */
-async function startIdentity({ kernel, clock, stops }: Context): Promise<Identity> {
+async function startIdentity({ kernel, project, clock, stops }: Context): Promise<Identity> {
   const { settings, logger, pool, store } = kernel;
   const keys = await loadSigningKeys(settings.signingKeyHex);
   if (keys.isEphemeral) logger.warn('SVC_SIGNING_KEY is not set: using an ephemeral signing key; tokens die on restart');
@@ -121,13 +130,14 @@ async function startIdentity({ kernel, clock, stops }: Context): Promise<Identit
   const sessions = new SessionView({ ...liveOf(kernel), clock });
   await sessions.start();
   stops.add(() => sessions.stop());
-  const commands = new IamCommands(store, clock);
+  const dataKeys = await openDataKeys(pool, settings, declaresPersonalData(project), logger);
+  const commands = new IamCommands(store, clock, dataKeys);
   const throttle = settings.loginThrottle ? createLoginThrottle(pool) : NO_LOGIN_THROTTLE;
   const auth = new AuthService(pool, commands, tokens, settings.tenantIds, clock, throttle);
   const authenticator = createAuthenticator({ tokens, sessions, settings });
   limitPasswordHashing(settings.passwordHashConcurrency);
   void warmUpPasswordHashing();
-  return { keys, commands, auth, authenticator };
+  return { keys, commands, auth, authenticator, dataKeys };
 }
 
 /** The run executor (it starts driving runs nobody drives) and the approvals that pause runs. */

@@ -71,7 +71,7 @@ export function iamAdminRouter(deps: AdminDeps): Router {
   return router;
 }
 
-function reachOf({ pool, authenticator }: AdminDeps): Reach {
+function reachOf({ pool, authenticator, commands }: AdminDeps): Reach {
   return {
     async fenceOf(req) {
       const principal = req.principal!;
@@ -89,7 +89,7 @@ function reachOf({ pool, authenticator }: AdminDeps): Reach {
         )
       )
         throw new NotFoundError(`User ${id} not found`);
-      return user;
+      return commands.personal.keys.openDeep(user);
     },
   };
 }
@@ -98,7 +98,7 @@ function mountUserRoutes(router: Router, { pool, commands, auth }: AdminDeps, { 
   router.get('/auth/admin/users', async (req, res) => {
     const query = pageQuery.parse(req.query);
     const [limit, offset] = [integerParam(query.limit, 'limit', 100, 1, 1000), integerParam(query.offset, 'offset', 0, 0, 1_000_000_000)];
-    res.json(await listUsers(pool, limit, offset, await fenceOf(req)));
+    res.json(await commands.personal.keys.openDeep(await listUsers(pool, limit, offset, await fenceOf(req))));
   });
 
   router.post('/auth/admin/users', async (req, res) => {
