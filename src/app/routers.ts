@@ -15,6 +15,7 @@ import { mcpRouter } from '../mcp/server.js';
 import { modelCrudRouter } from '../models/routes.js';
 import { scopesRouter } from '../models/scopesRoute.js';
 import { docsRouter } from '../openapi/routes.js';
+import { erasureRouter, nothingToErase } from '../privacy/routes.js';
 import { runsRouter } from '../runs/routes.js';
 import { triggerRouter } from '../runs/trigger/routes.js';
 import { scheduleAdminRouter } from '../schedules/routes.js';
@@ -55,7 +56,8 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     grpcRouter({ pool, workflows, starter: features.starter, follower, authenticator, readMaxBytes: settings.bodyLimitBytes }),
     devRouter({ settings, authenticator, auth }),
     workflowManifestRouter({ workflows, authenticator }),
-    auditRouter({ pool, store, follower, logger: kernel.logger, keys: features.keys, authenticator, clock }),
+    auditRouter({ pool, store, follower, logger: kernel.logger, keys: features.keys, authenticator, clock, dataKeys: features.dataKeys }),
+    erasureRouter({ authenticator, erasers: { user: (id, metadata) => features.commands.eraseUser(id, metadata), record: nothingToErase('record') } }),
     versionAdminRouter({ registry: workflows, versions, authenticator, projectDir }),
     versionAdminRouter({ registry: models, versions, authenticator, projectDir }),
     scheduleAdminRouter({ commands: features.schedules, authenticator }),

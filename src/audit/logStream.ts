@@ -5,6 +5,8 @@ import type { EventStore } from '../eventstore/store.js';
 import { cursorOf, type RecordedEvent } from '../eventstore/types.js';
 import { sseFrame, type SseStream } from '../http/sse.js';
 import type { Logger } from '../kernel/logger.js';
+import type { JsonObject } from '../kernel/json.js';
+import type { DataKeys } from '../privacy/dataKeys.js';
 import { encodeCursor, presentLogEvent, type LogQuery } from './log.js';
 
 const REPLAY_PAGE = 1000;
@@ -13,6 +15,7 @@ export interface LogStreamDeps {
   store: EventStore;
   follower: LogFollower;
   logger: Logger;
+  dataKeys: DataKeys;
 }
 
 /**
@@ -22,16 +25,18 @@ export interface LogStreamDeps {
  */
 export async function streamLog(deps: LogStreamDeps, query: LogQuery, stream: SseStream, res: Response): Promise<void> {
   let last = query.after;
-  const send = (event: RecordedEvent): boolean => {
+  const send = (event: RecordedEvent, presented: JsonObject = presentLogEvent(event)): boolean => {
     last = cursorOf(event);
     const cursor = encodeCursor(last);
-    return stream.sendFrame(sseFrame(event.type, presentLogEvent(event), cursor));
+    return stream.sendFrame(sseFrame(event.type, presented, cursor));
   };
   try {
     for (;;) {
       const page = await deps.store.readGlobal(last, REPLAY_PAGE, query.filter);
-      for (const event of page) {
-        if (!send(event)) await drained(stream, res);
+      // An erased subject's values replay as null; live events are sent as they were appended.
+      const presented = await deps.dataKeys.nullErased(page.map(presentLogEvent));
+      for (const [index, event] of page.entries()) {
+        if (!send(event, presented[index])) await drained(stream, res);
         if (stream.closed) return;
       }
       if (page.length < REPLAY_PAGE) break;

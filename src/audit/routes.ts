@@ -17,6 +17,7 @@ import { CHECKPOINT_STREAM, type Checkpoint } from './digest.js';
 import { verifyAuditLog } from './verify.js';
 import { encodeCursor, parseLogQuery, presentLogEvent } from './log.js';
 import { streamLog } from './logStream.js';
+import type { DataKeys } from '../privacy/dataKeys.js';
 
 export interface AuditRouteDeps {
   pool: Pool;
@@ -26,6 +27,8 @@ export interface AuditRouteDeps {
   keys: SigningKeys;
   authenticator: Authenticator;
   clock: Clock;
+  /** Personal values show as stored (sealed) and as null once their subject is erased. */
+  dataKeys: DataKeys;
 }
 
 /**
@@ -66,7 +69,7 @@ export function auditRouter(deps: AuditRouteDeps): Router {
     const { filter, after, limit } = parseLogQuery(req.query, { isPaged: true });
     const events = await store.readGlobal(after, limit, filter);
     const next = events.length === limit ? encodeCursor(cursorOf(events.at(-1)!)) : null;
-    res.json({ events: events.map(presentLogEvent), next_cursor: next });
+    res.json({ events: await deps.dataKeys.nullErased(events.map(presentLogEvent)), next_cursor: next });
   });
 
   router.get('/admin/events/stream', read, async (req, res) => {

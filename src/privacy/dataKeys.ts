@@ -70,6 +70,39 @@ export class DataKeys {
     return replaceEnvelopes(value, opened) as T;
   }
 
+  /**
+   * Opens the named fields of rows that must hold envelopes (or null): a plain value there was not
+   * written by svc, so it is a DataIntegrityError rather than a value to show.
+   */
+  async openFields<Row extends object>(rows: Row[], fields: readonly (keyof Row & string)[]): Promise<Row[]> {
+    for (const row of rows) {
+      for (const field of fields) {
+        const value: unknown = row[field];
+        if (value !== null && value !== undefined && !isEnvelope(value))
+          throw new DataIntegrityError(`${field} holds a value that is not sealed (tampered?)`, { field });
+      }
+    }
+    return this.openDeep(rows);
+  }
+
+  /**
+   * Keeps envelopes as they are stored (the audit view: hashes recompute from them) except those of
+   * an erased subject, which become null. A key id never held is left for verification to flag.
+   */
+  async nullErased<T>(value: T): Promise<T> {
+    const envelopes = new Set<string>();
+    collectEnvelopes(value, envelopes);
+    if (envelopes.size === 0) return value;
+    const keyIdOf = (envelope: string) => envelope.split(':')[2] ?? '';
+    const destroyed = new Set(
+      (await findKeysById(this.db, [...new Set([...envelopes].map(keyIdOf))].filter(isUuidText)))
+        .filter((row) => row.wrapped_key === null)
+        .map((row) => row.key_id),
+    );
+    const replaced = new Map([...envelopes].map((envelope) => [envelope, destroyed.has(keyIdOf(envelope)) ? null : envelope]));
+    return replaceEnvelopes(value, replaced) as T;
+  }
+
   /** Opens envelopes in one key look-up; the map answers null for an erased subject's values. */
   async openAll(values: readonly string[]): Promise<Map<string, string | null>> {
     const parsed = values.map((value) => ({ value, envelope: parseEnvelope(value) }));
@@ -119,6 +152,7 @@ export class DataKeys {
   }
 }
 
+const isUuidText = (text: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(text);
 const cacheKey = (subject: Subject) => `${subject.type}\u0000${subject.id}`;
 
 function collectEnvelopes(value: unknown, into: Set<string>): void {

@@ -164,6 +164,7 @@ const TABLE: Entry[] = [
     send: (ctx, send) => send('DELETE', `/auth/admin/users/${ctx.userId}/roles/${ctx.roleId}`),
   },
   { route: 'DELETE /auth/admin/users/{user_id}', send: (ctx, send) => send('DELETE', `/auth/admin/users/${ctx.userId}`) },
+  { route: 'POST /admin/erasure', send: (ctx, send) => send('POST', '/admin/erasure', { json: { subject_type: 'user', id: ctx.userId } }) },
   { route: 'DELETE /auth/admin/roles/{role_id}', send: (ctx, send) => send('DELETE', `/auth/admin/roles/${ctx.roleId}`) },
   { route: 'PUT /auth/admin/federation/{name}', send: (_ctx, send) => send('PUT', '/auth/admin/federation/partner', { json: partner }) },
   { route: 'DELETE /auth/admin/federation/{name}', send: (_ctx, send) => send('DELETE', '/auth/admin/federation/partner') },
