@@ -16,6 +16,7 @@ import { createLoginThrottle, NO_LOGIN_THROTTLE } from '../iam/loginThrottle.js'
 import { AuthService } from '../iam/signIn.js';
 import { TokenService } from '../iam/tokens.js';
 import type { Clock } from '../kernel/clock.js';
+import { personalFieldsOf } from '../models/definition.js';
 import { RecordCommands } from '../models/records.js';
 import { ModelRegistry } from '../models/registry.js';
 import { createOutbound, type Outbound } from '../outbound/fetch.js';
@@ -88,15 +89,15 @@ export async function startFeatures(kernel: Kernel, project: LoadedProject, cloc
   await federationProviders.start();
   stops.add(() => federationProviders.stop());
   const federation = new FederationService(pool, identity.commands, identity.auth, federationProviders, settings, outbound.fetch);
-  const records = new RecordCommands(store);
+  const records = new RecordCommands(store, identity.dataKeys);
   const runs = await startRuns(context, { ...definitions, artifacts, records, outbound });
   const schedules = startSchedules(context, definitions.workflows, runs);
   return { ...definitions, ...identity, artifacts, outbound, federationProviders, federation, records, ...runs, schedules };
 }
 
 /** Whether a model or workflow declares personal data of its own (users' email and phone always are). */
-function declaresPersonalData(_project: LoadedProject): boolean {
-  return false;
+function declaresPersonalData(project: LoadedProject): boolean {
+  return project.models.some((model) => personalFieldsOf(model).length > 0);
 }
 
 /** What a live view of the log needs (a view every worker keeps current). */

@@ -15,7 +15,7 @@ import { mcpRouter } from '../mcp/server.js';
 import { modelCrudRouter } from '../models/routes.js';
 import { scopesRouter } from '../models/scopesRoute.js';
 import { docsRouter } from '../openapi/routes.js';
-import { erasureRouter, nothingToErase } from '../privacy/routes.js';
+import { erasureRouter } from '../privacy/routes.js';
 import { runsRouter } from '../runs/routes.js';
 import { triggerRouter } from '../runs/trigger/routes.js';
 import { scheduleAdminRouter } from '../schedules/routes.js';
@@ -57,7 +57,13 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     devRouter({ settings, authenticator, auth }),
     workflowManifestRouter({ workflows, authenticator }),
     auditRouter({ pool, store, follower, logger: kernel.logger, keys: features.keys, authenticator, clock, dataKeys: features.dataKeys }),
-    erasureRouter({ authenticator, erasers: { user: (id, metadata) => features.commands.eraseUser(id, metadata), record: nothingToErase('record') } }),
+    erasureRouter({
+      authenticator,
+      erasers: {
+        user: (id, metadata) => features.commands.eraseUser(id, metadata),
+        record: (id, metadata) => features.records.erase(allVersions(models), id, clock.now().toISOString(), metadata),
+      },
+    }),
     versionAdminRouter({ registry: workflows, versions, authenticator, projectDir }),
     versionAdminRouter({ registry: models, versions, authenticator, projectDir }),
     scheduleAdminRouter({ commands: features.schedules, authenticator }),
@@ -66,6 +72,11 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     ...extra,
     triggerRouter({ pool, workflows, starter: features.starter, follower, authenticator }),
   ];
+}
+
+/** Every version of every model this process knows (a record may be of any). */
+function allVersions(models: Features['models']) {
+  return models.names().flatMap((name) => models.versions(name));
 }
 
 /** The scope each serving workflow requires, by workflow name. */

@@ -19,7 +19,8 @@ const BLIND_INDEX_SUBJECT: Subject = { type: 'system', id: 'blind-index' };
 const SEAL_CACHE_LIMIT = 1000;
 
 export const userSubject = (userId: string): Subject => ({ type: 'user', id: userId });
-export const recordSubject = (model: string, recordId: string): Subject => ({ type: 'record', id: `${model}/${recordId}` });
+/** A model record, by its id (uuids: unique across models). */
+export const recordSubject = (recordId: string): Subject => ({ type: 'record', id: recordId });
 
 export class DataKeys {
   private readonly byKekId: Map<string, Buffer>;

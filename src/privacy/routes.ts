@@ -4,7 +4,6 @@ import type { EventMetadata } from '../eventstore/types.js';
 import type { Authenticator } from '../http/authenticator.js';
 import { requestMetadata } from '../http/context.js';
 import { ADMIN_SCOPE } from '../kernel/access.js';
-import { NotFoundError } from '../kernel/errors.js';
 import { compileValidator } from '../kernel/validation.js';
 
 export const SUBJECT_TYPES = ['user', 'record'] as const;
@@ -38,9 +37,4 @@ export function erasureRouter({ authenticator, erasers }: ErasureRouteDeps): Rou
     res.json({ subject_type: body.subject_type, id, erased: true });
   });
   return router;
-}
-
-/** The eraser of a kind of subject this deployment has nothing of. */
-export function nothingToErase(kind: SubjectType): (id: string) => Promise<void> {
-  return (id) => Promise.reject(new NotFoundError(`No ${kind} ${id} with personal data`));
 }
