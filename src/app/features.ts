@@ -22,6 +22,7 @@ import { ModelRegistry } from '../models/registry.js';
 import { createOutbound, type Outbound } from '../outbound/fetch.js';
 import { RunExecutor } from '../runs/engine/executor.js';
 import { RunStarter } from '../runs/trigger/startRun.js';
+import { RetentionSweeper } from '../runs/retention/sweeper.js';
 import { IdempotencyKeys } from '../runs/idempotency/keys.js';
 import { TickFirer } from '../schedules/fire.js';
 import { ScheduleCommands } from '../schedules/service.js';
@@ -60,9 +61,14 @@ export interface Features extends Definitions, Identity {
   /** Starts runs for every transport: one gate, one cached input validator per workflow version. */
   readonly starter: RunStarter;
   readonly approvals: ApprovalService;
+  /** Expires ended runs past their retention (every worker sweeps; docs/privacy.md). */
+  readonly retention: RetentionSweeper;
   /** Pausing, running now and backfilling schedules (the ticker fires their ticks on its own). */
   readonly schedules: ScheduleCommands;
 }
+
+/** How often each worker sweeps for expired runs: retention is counted in minutes at the least. */
+const RETENTION_SWEEP_MS = 30_000;
 
 /** What building a feature reads; each adds to `stops` what must stop on close. */
 interface Context {
@@ -92,7 +98,17 @@ export async function startFeatures(kernel: Kernel, project: LoadedProject, cloc
   const records = new RecordCommands(store, identity.dataKeys);
   const runs = await startRuns(context, { ...definitions, artifacts, records, outbound });
   const schedules = startSchedules(context, definitions.workflows, runs);
-  return { ...definitions, ...identity, artifacts, outbound, federationProviders, federation, records, ...runs, schedules };
+  const retention = new RetentionSweeper({
+    pool,
+    store,
+    workflows: definitions.workflows,
+    clock,
+    logger: kernel.logger,
+    defaultRetentionMs: settings.runRetentionMs,
+  });
+  retention.start(RETENTION_SWEEP_MS);
+  stops.add(() => retention.stop());
+  return { ...definitions, ...identity, artifacts, outbound, federationProviders, federation, records, ...runs, schedules, retention };
 }
 
 /** Whether a model or workflow declares personal data of its own (users' email and phone always are). */

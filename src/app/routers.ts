@@ -18,6 +18,7 @@ import { docsRouter } from '../openapi/routes.js';
 import { erasureRouter } from '../privacy/routes.js';
 import { runsRouter } from '../runs/routes.js';
 import { triggerRouter } from '../runs/trigger/routes.js';
+import { retentionRouter } from '../runs/retention/routes.js';
 import { scheduleAdminRouter } from '../schedules/routes.js';
 import { versionAdminRouter } from '../versions/adminRoutes.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
@@ -67,6 +68,7 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     versionAdminRouter({ registry: workflows, versions, authenticator, projectDir }),
     versionAdminRouter({ registry: models, versions, authenticator, projectDir }),
     scheduleAdminRouter({ commands: features.schedules, authenticator }),
+    retentionRouter({ pool, store, authenticator, clock, sweeper: features.retention }),
     scopesRouter({ registry: models, authenticator, crudEnabled, workflowScopes: () => workflowScopes(workflows) }),
     ...(crudEnabled ? [modelCrudRouter({ pool, registry: models, records: features.records, authenticator, clock })] : []),
     ...extra,

@@ -59,6 +59,9 @@ export const settingFields = z.object({
   SVC_LOGIN_THROTTLE: flag(true),
   SVC_TRUST_PROXY: trustProxy(),
   // 0: no port of its own; /metrics is then only on the main port, behind metrics:read.
+  SVC_RUN_RETENTION: matching(/^[1-9][0-9]*(m|h|d)$/, 'must be a whole number of minutes, hours or days, such as 90d (unset: runs are kept forever)', {
+    emptyIsUnset: true,
+  }),
   SVC_METRICS_PORT: integer(0, 0, 65535),
 });
 

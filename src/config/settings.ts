@@ -66,6 +66,8 @@ export interface Settings {
   readonly horizonStallSeconds: number;
   /** How often the service checks whether to sign an audit checkpoint; 0: only on demand. */
   readonly auditCheckpointSeconds: number;
+  /** SVC_RUN_RETENTION in milliseconds: how long ended runs are kept where a workflow sets no spec.retention (null: forever). */
+  readonly runRetentionMs: number | null;
   /** Whether failed sign-ins slow down and then answer 429 (off for rigs and deployments that throttle at a proxy). */
   readonly loginThrottle: boolean;
   /** Which peers' X-Forwarded-For names the client (Express's `trust proxy`); false: the peer is the client. */
@@ -166,11 +168,18 @@ function toSettings(values: SettingValues, context: Context): Settings {
     outbound: { enforced: env === 'production', allow: values.SVC_OUTBOUND_ALLOW },
     horizonStallSeconds: values.SVC_HORIZON_STALL_SECONDS,
     auditCheckpointSeconds: values.SVC_AUDIT_CHECKPOINT_SECONDS,
+    runRetentionMs: retentionMs(values.SVC_RUN_RETENTION),
     loginThrottle: values.SVC_LOGIN_THROTTLE,
     trustProxy: values.SVC_TRUST_PROXY,
     environment: context.environment,
     warnings: context.warnings,
   };
+}
+
+const RETENTION_UNIT_MS: Readonly<Record<string, number>> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+function retentionMs(value: string | undefined): number | null {
+  return value === undefined ? null : Number(value.slice(0, -1)) * RETENTION_UNIT_MS[value.slice(-1)]!;
 }
 
 /** `SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET`: names made of a provider's, so outside the schema. */
