@@ -8,6 +8,7 @@ import { FederationService } from '../federation/service.js';
 import type { Authenticator } from '../http/authenticator.js';
 import { createAuthenticator } from '../iam/authenticator.js';
 import { IamCommands } from '../iam/handlers.js';
+import { sealLegacyUsers } from '../iam/legacySeal.js';
 import { loadSigningKeys, type SigningKeys } from '../iam/keys.js';
 import { Checkpointer } from '../audit/checkpoints.js';
 import { limitPasswordHashing, warmUpPasswordHashing } from '../iam/passwords.js';
@@ -149,6 +150,7 @@ async function startIdentity({ kernel, project, clock, stops }: Context): Promis
   stops.add(() => sessions.stop());
   const dataKeys = await openDataKeys(pool, settings, declaresPersonalData(project), logger);
   const commands = new IamCommands(store, clock, dataKeys);
+  await sealLegacyUsers(pool, commands, clock, logger);
   const throttle = settings.loginThrottle ? createLoginThrottle(pool) : NO_LOGIN_THROTTLE;
   const auth = new AuthService(pool, commands, tokens, settings.tenantIds, clock, throttle);
   const authenticator = createAuthenticator({ tokens, sessions, settings });
