@@ -17,7 +17,8 @@ import { createLoginThrottle, NO_LOGIN_THROTTLE } from '../iam/loginThrottle.js'
 import { AuthService } from '../iam/signIn.js';
 import { TokenService } from '../iam/tokens.js';
 import type { Clock } from '../kernel/clock.js';
-import { personalFieldsOf } from '../models/definition.js';
+import { personalFieldsOf, type ModelDefinition } from '../models/definition.js';
+import { ErasureLog, type Erasers } from '../privacy/erasureLog.js';
 import { RecordCommands } from '../models/records.js';
 import { ModelRegistry } from '../models/registry.js';
 import { createOutbound, type Outbound } from '../outbound/fetch.js';
@@ -62,6 +63,9 @@ export interface Features extends Definitions, Identity {
   /** Starts runs for every transport: one gate, one cached input validator per workflow version. */
   readonly starter: RunStarter;
   readonly approvals: ApprovalService;
+  /** Erasing users and records (POST /admin/erasure), and the list SVC_ERASURE_LOG keeps of them. */
+  readonly erasers: Erasers;
+  readonly erasureLog: ErasureLog;
   /** Expires ended runs past their retention (every worker sweeps; docs/privacy.md). */
   readonly retention: RetentionSweeper;
   /** Pausing, running now and backfilling schedules (the ticker fires their ticks on its own). */
@@ -99,22 +103,38 @@ export async function startFeatures(kernel: Kernel, project: LoadedProject, cloc
   const records = new RecordCommands(store, identity.dataKeys);
   const runs = await startRuns(context, { ...definitions, artifacts, records, outbound });
   const schedules = startSchedules(context, definitions.workflows, runs);
-  const retention = new RetentionSweeper({
-    pool,
-    store,
-    workflows: definitions.workflows,
-    clock,
-    logger: kernel.logger,
-    defaultRetentionMs: settings.runRetentionMs,
-  });
+  const privacy = await startPrivacy(context, definitions, identity, records);
+  return { ...definitions, ...identity, artifacts, outbound, federationProviders, federation, records, ...runs, schedules, ...privacy };
+}
+
+/** Erasure (and its replay from SVC_ERASURE_LOG at start) and the retention sweeper of this worker. */
+async function startPrivacy(
+  { kernel, clock, stops }: Context,
+  definitions: Definitions,
+  identity: Identity,
+  records: RecordCommands,
+): Promise<Pick<Features, 'erasers' | 'erasureLog' | 'retention'>> {
+  const { pool, store, settings, logger } = kernel;
+  const erasers: Erasers = {
+    user: (id, metadata) => identity.commands.eraseUser(id, metadata),
+    record: (id, metadata) => records.erase(allModelVersions(definitions.models), id, clock.now().toISOString(), metadata),
+  };
+  const erasureLog = new ErasureLog(settings.erasureLogFile);
+  await erasureLog.replay(pool, erasers, logger);
+  const retention = new RetentionSweeper({ pool, store, workflows: definitions.workflows, clock, logger, defaultRetentionMs: settings.runRetentionMs });
   retention.start(RETENTION_SWEEP_MS);
   stops.add(() => retention.stop());
-  return { ...definitions, ...identity, artifacts, outbound, federationProviders, federation, records, ...runs, schedules, retention };
+  return { erasers, erasureLog, retention };
 }
 
 /** Whether a model or workflow declares personal data of its own (users' email and phone always are). */
 function declaresPersonalData(project: LoadedProject): boolean {
   return project.models.some((model) => personalFieldsOf(model).length > 0);
+}
+
+/** Every version of every model this process knows (a record may be of any). */
+function allModelVersions(models: ModelRegistry): ModelDefinition[] {
+  return models.names().flatMap((name) => models.versions(name));
 }
 
 /** What a live view of the log needs (a view every worker keeps current). */

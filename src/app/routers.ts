@@ -58,13 +58,7 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     devRouter({ settings, authenticator, auth }),
     workflowManifestRouter({ workflows, authenticator }),
     auditRouter({ pool, store, follower, logger: kernel.logger, keys: features.keys, authenticator, clock, dataKeys: features.dataKeys }),
-    erasureRouter({
-      authenticator,
-      erasers: {
-        user: (id, metadata) => features.commands.eraseUser(id, metadata),
-        record: (id, metadata) => features.records.erase(allVersions(models), id, clock.now().toISOString(), metadata),
-      },
-    }),
+    erasureRouter({ authenticator, erasers: features.erasers, log: features.erasureLog, clock }),
     versionAdminRouter({ registry: workflows, versions, authenticator, projectDir }),
     versionAdminRouter({ registry: models, versions, authenticator, projectDir }),
     scheduleAdminRouter({ commands: features.schedules, authenticator }),
@@ -74,11 +68,6 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     ...extra,
     triggerRouter({ pool, workflows, starter: features.starter, follower, authenticator }),
   ];
-}
-
-/** Every version of every model this process knows (a record may be of any). */
-function allVersions(models: Features['models']) {
-  return models.names().flatMap((name) => models.versions(name));
 }
 
 /** The scope each serving workflow requires, by workflow name. */

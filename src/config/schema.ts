@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseOutboundAllowList } from '../outbound/policy.js';
-import { flag, integer, list, listOr, matching, oneOf, textOr, trustProxy, url } from './settingTypes.js';
+import { flag, integer, list, listOr, matching, oneOf, optionalText, textOr, trustProxy, url } from './settingTypes.js';
 
 export const DEPLOYMENT_ENVS = ['development', 'test', 'production'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -59,6 +59,7 @@ export const settingFields = z.object({
   SVC_LOGIN_THROTTLE: flag(true),
   SVC_TRUST_PROXY: trustProxy(),
   // 0: no port of its own; /metrics is then only on the main port, behind metrics:read.
+  SVC_ERASURE_LOG: optionalText(),
   SVC_RUN_RETENTION: matching(/^[1-9][0-9]*(m|h|d)$/, 'must be a whole number of minutes, hours or days, such as 90d (unset: runs are kept forever)', {
     emptyIsUnset: true,
   }),

@@ -33,6 +33,8 @@ export interface Settings {
   readonly signingKeyHex: string | undefined;
   /** SVC_DATA_KEY: wraps the per-subject keys of personal data (docs/privacy.md); unset: a key kept in the database, with a warning. */
   readonly dataKeyHex: string | undefined;
+  /** SVC_ERASURE_LOG: a file outside the database where each erasure is listed and replayed from at start. */
+  readonly erasureLogFile: string | undefined;
   /** SVC_DATA_KEY_PREVIOUS: during a rotation, the key the data keys may still be wrapped with. */
   readonly previousDataKeyHex: string | undefined;
   readonly tokenTtlSeconds: number;
@@ -141,6 +143,7 @@ function toSettings(values: SettingValues, context: Context): Settings {
     signingKeyHex: values.SVC_SIGNING_KEY?.toLowerCase(),
     dataKeyHex: values.SVC_DATA_KEY?.toLowerCase(),
     previousDataKeyHex: values.SVC_DATA_KEY_PREVIOUS?.toLowerCase(),
+    erasureLogFile: values.SVC_ERASURE_LOG === undefined ? undefined : path.resolve(context.projectDir, values.SVC_ERASURE_LOG),
     tokenTtlSeconds: values.SVC_TOKEN_TTL_SECONDS,
     dev: {
       enabled: values.SVC_DEV_MODE,
