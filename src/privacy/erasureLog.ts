@@ -27,7 +27,10 @@ export class ErasureLog {
     if (this.file) await appendFile(this.file, `${JSON.stringify(entry)}\n`, { encoding: 'utf8', flag: 'a' });
   }
 
-  /** Erases again every listed subject whose key is live (or missing): answers how many. */
+  /**
+   * Erases again every listed subject whose key is live: answers how many. A subject without a key
+   * row has nothing sealed to bring back (or was listed by a request that then failed: an unknown id).
+   */
   async replay(db: Queryable, erasers: Erasers, logger: Logger): Promise<number> {
     if (!this.file) return 0;
     const text = await readFile(this.file, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? '' : Promise.reject(error)));
@@ -35,7 +38,7 @@ export class ErasureLog {
     for (const line of text.split('\n').filter((l) => l.trim() !== '')) {
       const entry = JSON.parse(line) as ErasureEntry;
       const key = await findSubjectKey(db, { type: entry.subject_type, id: entry.id });
-      if (key?.destroyed_at) continue;
+      if (!key || key.destroyed_at) continue;
       await erasers[entry.subject_type](entry.id, { actor: { type: 'system', id: 'svc' }, source: 'executor', replayed_erasure: true }).catch(
         (error: unknown) => logger.warn({ err: error, subject: entry }, 'an erasure of SVC_ERASURE_LOG could not be replayed'),
       );
