@@ -24,6 +24,13 @@ describe('privacy: svc keys rotate-data-key', () => {
       .update(JSON.stringify((await pool.query('SELECT * FROM events ORDER BY global_position')).rows))
       .digest('hex');
 
+  it('generates a data key: 64 hex characters, a new one each time', async () => {
+    const [a, b] = await Promise.all([runCli(['keys', 'generate-data-key'], {}), runCli(['keys', 'generate-data-key'], {})]);
+    expect(a.stdout.trim()).to.match(/^[0-9a-f]{64}$/);
+    expect(b.stdout.trim()).to.match(/^[0-9a-f]{64}$/);
+    expect(a.stdout).to.not.equal(b.stdout);
+  });
+
   it('moves keys from the database-kept key to SVC_DATA_KEY, then from SVC_DATA_KEY_PREVIOUS to a new one', async () => {
     const settings = { env: 'development' as const, dataKeyHex: undefined, previousDataKeyHex: undefined };
     const early = await openDataKeys(pool, settings, false);
