@@ -4,7 +4,7 @@
 /** Lowest first. One line is one layer; folders on one line do not import each other. */
 const LAYERS = [
   ['kernel'], // errors, ids, clock, json, logger, access rules: no I/O beyond the logger
-  ['metrics'], // the series counted where work happens (prom-client); scrape-time gauges and the route are in app
+  ['metrics', 'tracing'], // series counted where work happens (prom-client); OpenTelemetry's tracer, its start and span helpers
   ['outbound'], // the destination policy and the one guarded fetch
   ['config'], // the only reader of process.env and svc.yaml
   ['db'], // pool, migrations, the embedded server

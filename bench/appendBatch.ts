@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventStore, NO_STREAM, type NewEvent } from '../src/eventstore/index.js';
 import { ProjectionRegistry } from '../src/projections/index.js';
+import { startCpuMeter, type CpuSpent } from './cpu.js';
 import {
   createBenchDatabase,
   describeMachine,
@@ -29,6 +30,7 @@ interface Round {
   kind: 'bare' | 'store';
   eventsPerSecond: number;
   latency: Summary;
+  cpu: CpuSpent;
 }
 
 function batchOf(call: number): NewEvent[] {
@@ -63,18 +65,20 @@ export const appendBatchBenchmark: Benchmark = {
 
       const viaStore = async (n: number): Promise<Round> => {
         const ids = Array.from({ length: n }, () => `run-${randomUUID()}`);
+        const meter = await startCpuMeter(db.pool, db.applicationName);
         const { elapsedMs, latencies } = await runClosedLoop(n, CONCURRENCY, (i) =>
           store.append({ streamId: ids[i]!, expectedVersion: NO_STREAM, events: batches[i % CALLS]! }, { metadata: SAMPLE_METADATA }),
         );
-        return { kind: 'store', eventsPerSecond: (n * BATCH * 1000) / elapsedMs, latency: summarize(latencies) };
+        return { kind: 'store', eventsPerSecond: (n * BATCH * 1000) / elapsedMs, latency: summarize(latencies), cpu: await meter.stop() };
       };
       const viaBareInsert = async (n: number): Promise<Round> => {
         const ids = Array.from({ length: n }, () => `run-${randomUUID()}`);
+        const meter = await startCpuMeter(db.pool, db.applicationName);
         const { elapsedMs, latencies } = await runClosedLoop(n, CONCURRENCY, (i) => {
           const { text, values } = bareBatchInsert(ids[i]!, batches[i % CALLS]!);
           return db.pool.query(text, values);
         });
-        return { kind: 'bare', eventsPerSecond: (n * BATCH * 1000) / elapsedMs, latency: summarize(latencies) };
+        return { kind: 'bare', eventsPerSecond: (n * BATCH * 1000) / elapsedMs, latency: summarize(latencies), cpu: await meter.stop() };
       };
 
       await viaBareInsert(WARM_UP);
@@ -103,6 +107,8 @@ async function report(rounds: Round[]): Promise<string> {
     `**${fmtInt(median(list.map((r) => r.eventsPerSecond)))}** (${list.map((r) => fmtInt(r.eventsPerSecond)).join(', ')})`,
     fmtMs(median(list.map((r) => r.latency.p50))),
     fmtMs(median(list.map((r) => r.latency.p99))),
+    cpuCell(list, (c) => c.clientMs),
+    cpuCell(list, (c) => c.databaseMs),
   ];
   const store = median(of('store').map((r) => r.eventsPerSecond));
   const bare = median(of('bare').map((r) => r.eventsPerSecond));
@@ -116,7 +122,7 @@ async function report(rounds: Round[]): Promise<string> {
       'p50/p99 are per call (100 events).',
     '',
     markdownTable(
-      ['job', 'events/s', 'p50 ms / call', 'p99 ms / call'],
+      ['job', 'events/s', 'p50 ms / call', 'p99 ms / call', 'CPU ms / 1,000 events: client', 'database'],
       [
         row(`\`EventStore.append\` of ${BATCH} events, \`NO_STREAM\`, no projection`, of('store')),
         row(`reference: bare multi-row \`INSERT ... VALUES\` of the same ${BATCH} rows, same pool`, of('bare')),
@@ -124,6 +130,26 @@ async function report(rounds: Round[]): Promise<string> {
     ),
     '',
     `**${fmtInt(store)} events/s** (target >= ${fmtInt(TARGET_EVENTS_PER_SECOND)}: ${store >= TARGET_EVENTS_PER_SECOND ? 'met' : 'missed'}); ` +
-      `ratio store / bare INSERT: **${fmtRatio(store / bare)}**.`,
+      `ratio store / bare INSERT: **${fmtRatio(store / bare)}**; ` +
+      `CPU per event (client + database), bare / store: **${cpuRatio(of('bare'), of('store'))}** (the throughput ratio's load-independent twin: ` +
+      'on a machine shared with other work, events/s moves with it, CPU per event barely does).',
   ].join('\n');
+}
+
+/** CPU ms per 1,000 events, median over the rounds; "n/a" when the database's processes are not visible. */
+function cpuPerThousand(list: Round[], pick: (cpu: CpuSpent) => number | null): number | null {
+  const values = list.map((r) => pick(r.cpu));
+  if (values.some((v) => v === null)) return null;
+  return median(values.map((v) => (v! * 1000) / (CALLS * BATCH)));
+}
+
+function cpuCell(list: Round[], pick: (cpu: CpuSpent) => number | null): string {
+  const value = cpuPerThousand(list, pick);
+  return value === null ? 'n/a' : value.toFixed(1);
+}
+
+function cpuRatio(bare: Round[], store: Round[]): string {
+  const total = (list: Round[]) => cpuPerThousand(list, (c) => (c.databaseMs === null ? null : c.clientMs + c.databaseMs));
+  const [b, s] = [total(bare), total(store)];
+  return b === null || s === null ? 'n/a' : fmtRatio(b / s);
 }

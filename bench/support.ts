@@ -41,6 +41,8 @@ export interface Benchmark {
 export interface BenchDatabase {
   url: string;
   pool: Pool;
+  /** The pool's application_name, which names its backends in pg_stat_activity. */
+  applicationName: string;
   drop(): Promise<void>;
 }
 
@@ -60,11 +62,13 @@ export async function createBenchDatabase(name: string, poolSize = 10): Promise<
   await adminQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   await adminQuery(`CREATE DATABASE ${database}`);
   const url = withDatabase(SERVER_URL, database);
-  const pool = createPool({ connectionString: url, max: poolSize, applicationName: `bench-${name}` });
+  const applicationName = `bench-${name}`;
+  const pool = createPool({ connectionString: url, max: poolSize, applicationName });
   await migrate(pool);
   return {
     url,
     pool,
+    applicationName,
     async drop() {
       await pool.end().catch(() => undefined);
       await adminQuery(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);

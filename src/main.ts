@@ -15,6 +15,7 @@ import { systemClock, type Clock } from './kernel/clock.js';
 import type { Logger } from './kernel/logger.js';
 import { SERVICE_VERSION } from './kernel/version.js';
 import { prepareModelTables } from './models/boot.js';
+import { startTracing } from './tracing/start.js';
 import type { RunExecutor } from './runs/engine/executor.js';
 
 export { startKernel, type Kernel, type KernelOptions };
@@ -50,6 +51,8 @@ export async function startService(settings: Settings, logger: Logger, options: 
   const clock = options.clock ?? systemClock;
   const stops = new Stops();
   try {
+    // First in, last out: the spans of everything stopped after it are still exported.
+    stops.add(startTracing(settings.tracing, logger));
     const features = await startFeatures(kernel, project, clock, stops);
     const routers = serviceRouters({ kernel, features, project, clock, extra: options.routers ?? [] });
     const app = createApp({ logger, bodyLimitBytes: settings.bodyLimitBytes, trustProxy: settings.trustProxy, routers });

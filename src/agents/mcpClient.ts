@@ -1,10 +1,12 @@
 // Calling a tool on an MCP server (Streamable HTTP or stdio) with the SDK's client, bounded in time.
+import { SpanKind } from '@opentelemetry/api';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JsonObject, JsonValue } from '../kernel/json.js';
 import { SERVICE_VERSION } from '../kernel/version.js';
 import type { OutboundFetch } from '../outbound/fetch.js';
+import { inSpan, svcTracer, tracingEnabled } from '../tracing/tracer.js';
 
 /** The content of an `mcp` artifact. */
 export interface McpServerConfig {
@@ -22,13 +24,30 @@ export interface McpToolResult extends JsonObject {
   content: JsonValue;
 }
 
-/** `fetch` carries every HTTP request to the server (the destination policy); `cwd` is where a stdio server starts. */
-export async function callMcpTool(
-  server: McpServerConfig,
-  tool: string,
-  args: JsonObject,
-  options: { timeoutMs: number; fetch: OutboundFetch; cwd?: string | undefined },
-): Promise<McpToolResult> {
+interface CallOptions {
+  timeoutMs: number;
+  fetch: OutboundFetch;
+  cwd?: string | undefined;
+}
+
+/**
+ * `fetch` carries every HTTP request to the server (the destination policy); `cwd` is where a stdio
+ * server starts. With tracing on, the call is a `tools/call <tool>` span (its HTTP requests its children).
+ */
+export async function callMcpTool(server: McpServerConfig, tool: string, args: JsonObject, options: CallOptions): Promise<McpToolResult> {
+  if (!tracingEnabled()) return callTool(server, tool, args, options);
+  const span = svcTracer().startSpan(`tools/call ${tool}`, {
+    kind: SpanKind.CLIENT,
+    attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool },
+  });
+  return inSpan(span, async () => {
+    const result = await callTool(server, tool, args, options);
+    if (result.is_error) span.setAttribute('error.type', 'tool_error');
+    return result;
+  });
+}
+
+async function callTool(server: McpServerConfig, tool: string, args: JsonObject, options: CallOptions): Promise<McpToolResult> {
   const { timeoutMs, cwd } = options;
   const client = new Client({ name: 'svc', version: SERVICE_VERSION });
   const transport = server.url

@@ -3,6 +3,7 @@ import type { Settings } from '../config/settings.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { createPool, type Pool } from '../db/pool.js';
+import { primaryOnly, ReplicaRouting, type ReadRouting } from '../db/readRouting.js';
 import { backfillEventHashes, EventStore, HorizonWatch, LogFollower, WakeUps } from '../eventstore/index.js';
 import type { Logger } from '../kernel/logger.js';
 import { ProjectionRegistry, rebuildStaleProjections, type RowProjection } from '../projections/index.js';
@@ -13,6 +14,8 @@ export interface Kernel {
   readonly logger: Logger;
   readonly database: DatabaseHandle;
   readonly pool: Pool;
+  /** Where reads that may use the replica (SVC_READ_DATABASE_URL) go; the primary when none is set. */
+  readonly reads: ReadRouting;
   readonly registry: ProjectionRegistry;
   readonly wakeUps: WakeUps;
   readonly store: EventStore;
@@ -61,11 +64,13 @@ export async function startKernel(settings: Settings, logger: Logger, options: K
     const started = follower;
     const horizon = new HorizonWatch(pool, logger, settings.horizonStallSeconds * 1000);
     horizon.start();
+    const reads = readRouting(settings, logger, pool);
     return {
       settings,
       logger,
       database,
       pool,
+      reads,
       registry,
       wakeUps,
       store,
@@ -75,6 +80,7 @@ export async function startKernel(settings: Settings, logger: Logger, options: K
         horizon.stop();
         started.stop();
         await wakeUps.close();
+        await reads.close();
         await pool.end();
         if (!options.database) await database.stop();
       },
@@ -84,4 +90,17 @@ export async function startKernel(settings: Settings, logger: Logger, options: K
     if (!options.database) await database.stop().catch(() => undefined);
     throw error;
   }
+}
+
+/** A replica's routing when SVC_READ_DATABASE_URL is set (its pool opens connections on first use). */
+function readRouting(settings: Settings, logger: Logger, primary: Pool): ReadRouting {
+  if (settings.readDatabaseUrl === undefined) return primaryOnly(primary);
+  return new ReplicaRouting({
+    primary,
+    replicaUrl: settings.readDatabaseUrl,
+    poolSize: settings.dbPoolSize,
+    connectTimeoutMs: settings.dbConnectTimeoutMs,
+    waitMs: settings.readReplicaWaitMs,
+    logger,
+  });
 }

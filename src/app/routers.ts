@@ -7,6 +7,7 @@ import { devRouter } from '../dev/routes.js';
 import { federationRouter } from '../federation/routes.js';
 import { grpcRouter } from '../grpc/routes.js';
 import { healthRouter } from '../http/health.js';
+import { Reads } from '../http/reads.js';
 import { iamAdminRouter } from '../iam/adminRoutes.js';
 import { authRouter } from '../iam/authRoutes.js';
 import type { Clock } from '../kernel/clock.js';
@@ -42,13 +43,15 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
   const { settings, pool, store, follower } = kernel;
   const { models, workflows, versions, authenticator, executor, artifacts, auth, federationProviders } = features;
   const { exposeModelCrud: crudEnabled, projectDir } = settings;
+  const reads = new Reads(kernel.reads);
   return [
+    ...reads.writeTracker(),
     healthRouter({ db: pool, version: SERVICE_VERSION, startedAt: Date.now(), horizon: () => kernel.horizon.status() }),
     metricsRouter({ authenticator }),
     authRouter({ auth, authenticator, keys: features.keys }),
     federationRouter({ federation: features.federation, providers: federationProviders, store, authenticator, settings, clock, outbound: features.outbound }),
     iamAdminRouter({ pool, commands: features.commands, auth, authenticator }),
-    runsRouter({ pool, store, follower, executor, workflows, authenticator, keys: features.keys, starter: features.starter }),
+    runsRouter({ pool, reads, store, follower, executor, workflows, authenticator, keys: features.keys, starter: features.starter }),
     approvalRouter({ pool, approvals: features.approvals, authenticator }),
     artifactRouter({ catalog: artifacts, authenticator }),
     docsRouter({ workflows, models, crudEnabled }),
@@ -57,14 +60,14 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     grpcRouter({ pool, workflows, starter: features.starter, follower, authenticator, readMaxBytes: settings.bodyLimitBytes }),
     devRouter({ settings, authenticator, auth }),
     workflowManifestRouter({ workflows, authenticator }),
-    auditRouter({ pool, store, follower, logger: kernel.logger, keys: features.keys, authenticator, clock, dataKeys: features.dataKeys }),
+    auditRouter({ pool, reads, store, follower, logger: kernel.logger, keys: features.keys, authenticator, clock, dataKeys: features.dataKeys }),
     erasureRouter({ authenticator, erasers: features.erasers, log: features.erasureLog, clock }),
     versionAdminRouter({ registry: workflows, versions, authenticator, projectDir }),
     versionAdminRouter({ registry: models, versions, authenticator, projectDir }),
     scheduleAdminRouter({ commands: features.schedules, authenticator }),
     retentionRouter({ pool, store, authenticator, clock, sweeper: features.retention }),
     scopesRouter({ registry: models, authenticator, crudEnabled, workflowScopes: () => workflowScopes(workflows) }),
-    ...(crudEnabled ? [modelCrudRouter({ pool, registry: models, records: features.records, authenticator, clock })] : []),
+    ...(crudEnabled ? [modelCrudRouter({ pool, reads, registry: models, records: features.records, authenticator, clock })] : []),
     ...extra,
     triggerRouter({ pool, workflows, starter: features.starter, follower, authenticator }),
   ];

@@ -5,6 +5,7 @@ import { selectGate } from '../eventstore/sql.js';
 import type { LogFollower } from '../eventstore/follow.js';
 import type { EventStore } from '../eventstore/store.js';
 import { cursorOf } from '../eventstore/types.js';
+import type { Reads } from '../http/reads.js';
 import { openEventStream } from '../http/sse.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Authenticator } from '../http/authenticator.js';
@@ -21,6 +22,8 @@ import type { DataKeys } from '../privacy/dataKeys.js';
 
 export interface AuditRouteDeps {
   pool: Pool;
+  /** GET /admin/events and the stream's catch-up read here (a read replica when one is set). */
+  reads: Reads;
   store: EventStore;
   follower: LogFollower;
   logger: Logger;
@@ -67,7 +70,7 @@ export function auditRouter(deps: AuditRouteDeps): Router {
   // The log itself, in the gated order: a page after a cursor, or a stream (replay, then live).
   router.get('/admin/events', read, async (req, res) => {
     const { filter, after, limit } = parseLogQuery(req.query, { isPaged: true });
-    const events = await store.readGlobal(after, limit, filter);
+    const { value: events } = await deps.reads.read(req, (db) => store.readGlobal(after, limit, filter, db));
     const next = events.length === limit ? encodeCursor(cursorOf(events.at(-1)!)) : null;
     res.json({ events: await deps.dataKeys.nullErased(events.map(presentLogEvent)), next_cursor: next });
   });
@@ -75,7 +78,13 @@ export function auditRouter(deps: AuditRouteDeps): Router {
   router.get('/admin/events/stream', read, async (req, res) => {
     const lastEventId = req.headers['last-event-id'];
     const query = parseLogQuery(req.query, { isPaged: false, lastEventId: typeof lastEventId === 'string' ? lastEventId.trim() : undefined });
-    await streamLog(deps, query, openEventStream(req, res, { credentials: authenticator }), res);
+    const db = await deps.reads.db(req);
+    await streamLog(
+      { ...deps, db, onReplicaFailure: (error) => deps.reads.reportFailure(error) },
+      query,
+      openEventStream(req, res, { credentials: authenticator }),
+      res,
+    );
   });
 
   // On demand: a checkpoint of whatever the log holds past the last one (none when nothing is new).

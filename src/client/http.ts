@@ -11,9 +11,23 @@ export interface HttpOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** The primary's WAL position after this client's last write: sent back so reads on a replica see it. */
+const LSN_HEADER = 'x-svc-lsn';
+const LSN_TEXT = /^([0-9A-Fa-f]{1,8})\/([0-9A-Fa-f]{1,8})$/;
+
+function lsnValue(text: string): bigint | undefined {
+  const match = LSN_TEXT.exec(text);
+  return match ? (BigInt(`0x${match[1]}`) << 32n) | BigInt(`0x${match[2]}`) : undefined;
+}
+
 export class HttpCore {
   readonly baseUrl: string;
   token: string | undefined;
+  /**
+   * The highest `X-Svc-Lsn` a response carried (after a write): every later request sends it, so a
+   * service reading from a replica answers nothing older than this client's own writes, on any worker.
+   */
+  lsn: string | undefined;
 
   constructor(baseUrl: string, token?: string) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
@@ -25,6 +39,7 @@ export class HttpCore {
     const token = options.token ?? this.token;
     const headers: Record<string, string> = { accept: 'application/json', ...(options.headers ?? {}) };
     if (token) headers.authorization = `Bearer ${token}`;
+    if (this.lsn) headers[LSN_HEADER] = this.lsn;
     let body: string | undefined;
     if (options.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
@@ -33,12 +48,20 @@ export class HttpCore {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(options.body);
     }
-    return fetch(`${this.baseUrl}${path}`, {
+    const response = await fetch(`${this.baseUrl}${path}`, {
       method: options.method ?? 'GET',
       headers,
       ...(body !== undefined ? { body } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
+    this.keepLsn(response.headers.get(LSN_HEADER));
+    return response;
+  }
+
+  private keepLsn(text: string | null): void {
+    const lsn = text === null ? undefined : lsnValue(text);
+    const known = this.lsn === undefined ? undefined : lsnValue(this.lsn);
+    if (lsn !== undefined && (known === undefined || lsn > known)) this.lsn = text!;
   }
 
   /** JSON of a 2xx answer (undefined for 204); any other status throws SvcRequestError. */

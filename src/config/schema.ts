@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseOutboundAllowList } from '../outbound/policy.js';
-import { flag, integer, list, listOr, matching, oneOf, optionalText, textOr, trustProxy, url } from './settingTypes.js';
+import { flag, integer, list, listOr, matching, oneOf, optionalText, otlpHeaders, textOr, trustProxy, url } from './settingTypes.js';
 
 export const DEPLOYMENT_ENVS = ['development', 'test', 'production'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -22,6 +22,10 @@ export const settingFields = z.object({
   PORT: integer(8000, 0, 65535),
   HOST: textOr('127.0.0.1'),
   DATABASE_URL: url(['postgres:', 'postgresql:']),
+  // A streaming replica of DATABASE_URL's server: run, record and audit reads go there (docs/scaling.md).
+  SVC_READ_DATABASE_URL: url(['postgres:', 'postgresql:']),
+  // How long a read waits for the replica to replay a client's last write before it reads the primary.
+  SVC_READ_REPLICA_WAIT_MS: integer(500, 0, 60_000),
   SVC_EMBEDDED_PG_PORT: integer(54329, 1, 65535),
   SVC_ENV: oneOf(DEPLOYMENT_ENVS, 'development'),
   SVC_SIGNING_KEY: matching(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (a 32-byte Ed25519 private key)', { emptyIsUnset: false }),
@@ -58,12 +62,19 @@ export const settingFields = z.object({
   SVC_AUDIT_CHECKPOINT_SECONDS: integer(30, 0, 60),
   SVC_LOGIN_THROTTLE: flag(true),
   SVC_TRUST_PROXY: trustProxy(),
-  // 0: no port of its own; /metrics is then only on the main port, behind metrics:read.
   SVC_ERASURE_LOG: optionalText(),
   SVC_RUN_RETENTION: matching(/^[1-9][0-9]*(m|h|d)$/, 'must be a whole number of minutes, hours or days, such as 90d (unset: runs are kept forever)', {
     emptyIsUnset: true,
   }),
   SVC_METRICS_PORT: integer(0, 0, 65535),
+  // OpenTelemetry's own names (its SDK specification): tracing is on once an endpoint is set.
+  OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: url(['http:', 'https:']),
+  OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders(),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: otlpHeaders(),
+  OTEL_SERVICE_NAME: textOr('svc'),
+  OTEL_BSP_SCHEDULE_DELAY: integer(5000, 0, 3_600_000),
+  OTEL_SDK_DISABLED: flag(false),
 });
 
 export type SettingValues = z.output<typeof settingFields>;
@@ -83,6 +94,9 @@ function combinationProblems(values: SettingValues): string[] {
     if (isProduction) problems.push('SVC_DEV_MODE=true is refused when SVC_ENV=production');
     if (!values.SVC_ALLOW_DEV_AUTH) problems.push('SVC_DEV_MODE=true also needs SVC_ALLOW_DEV_AUTH=true');
     if (values.SVC_DEV_API_KEY === undefined) problems.push('SVC_DEV_MODE=true also needs SVC_DEV_API_KEY');
+  }
+  if (values.SVC_READ_DATABASE_URL !== undefined && values.DATABASE_URL === undefined) {
+    problems.push('SVC_READ_DATABASE_URL needs DATABASE_URL (a replica of the embedded server is not supported)');
   }
   if (isProduction && values.SVC_SIGNING_KEY === undefined) problems.push('SVC_SIGNING_KEY is required when SVC_ENV=production');
   return problems;

@@ -116,3 +116,31 @@ export function trustProxy() {
     return false;
   });
 }
+
+/**
+ * OTLP export headers as OpenTelemetry writes them: `key=value` pairs, comma-separated, values
+ * percent-encoded (`Authorization=Bearer%20abc`).
+ */
+export function otlpHeaders() {
+  return list().transform((items, context) => {
+    const headers: Record<string, string> = {};
+    for (const item of items ?? []) {
+      const at = item.indexOf('=');
+      const key = item.slice(0, at).trim();
+      if (at <= 0 || key === '') {
+        refuse(context, `must be key=value pairs separated by commas (cannot read "${item}")`);
+        continue;
+      }
+      headers[key] = decodeOrRaw(item.slice(at + 1).trim());
+    }
+    return headers;
+  });
+}
+
+function decodeOrRaw(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}

@@ -4,6 +4,7 @@ import type { OutboundPolicy } from '../outbound/policy.js';
 import { DEPLOYMENT_ENVS, LOG_LEVELS, problemOf, settingsSchema, type SettingValues } from './schema.js';
 import { readSystemConfig } from './systemConfig.js';
 import type { TrustProxy } from './settingTypes.js';
+import type { TracingSettings } from '../tracing/settings.js';
 
 export type DeploymentEnv = (typeof DEPLOYMENT_ENVS)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -27,6 +28,10 @@ export interface Settings {
   readonly host: string;
   readonly port: number;
   readonly databaseUrl: string | undefined;
+  /** SVC_READ_DATABASE_URL: a streaming replica that serves reads; undefined: every read goes to the primary. */
+  readonly readDatabaseUrl: string | undefined;
+  /** How long a read waits for the replica to replay the client's last write before it reads the primary. */
+  readonly readReplicaWaitMs: number;
   readonly embeddedPgPort: number;
   readonly projectDir: string;
   readonly env: DeploymentEnv;
@@ -74,6 +79,8 @@ export interface Settings {
   readonly loginThrottle: boolean;
   /** Which peers' X-Forwarded-For names the client (Express's `trust proxy`); false: the peer is the client. */
   readonly trustProxy: TrustProxy;
+  /** OpenTelemetry traces: off unless an OTLP endpoint is set (docs/operations.md, Traces). */
+  readonly tracing: TracingSettings;
   /** The environment as read at start, for `${VAR}` references in config documents (LLMs, federation). */
   readonly environment: Readonly<Record<string, string>>;
   /** Warnings to log once a logger exists (deprecated names and the like). */
@@ -137,6 +144,8 @@ function toSettings(values: SettingValues, context: Context): Settings {
     host: values.HOST,
     port: values.PORT,
     databaseUrl: values.DATABASE_URL,
+    readDatabaseUrl: values.SVC_READ_DATABASE_URL,
+    readReplicaWaitMs: values.SVC_READ_REPLICA_WAIT_MS,
     embeddedPgPort: values.SVC_EMBEDDED_PG_PORT,
     projectDir: context.projectDir,
     env,
@@ -174,6 +183,7 @@ function toSettings(values: SettingValues, context: Context): Settings {
     runRetentionMs: retentionMs(values.SVC_RUN_RETENTION),
     loginThrottle: values.SVC_LOGIN_THROTTLE,
     trustProxy: values.SVC_TRUST_PROXY,
+    tracing: tracingSettings(values),
     environment: context.environment,
     warnings: context.warnings,
   };
@@ -183,6 +193,21 @@ const RETENTION_UNIT_MS: Readonly<Record<string, number>> = { m: 60_000, h: 3_60
 
 function retentionMs(value: string | undefined): number | null {
   return value === undefined ? null : Number(value.slice(0, -1)) * RETENTION_UNIT_MS[value.slice(-1)]!;
+}
+
+/**
+ * The traces endpoint as OpenTelemetry resolves it: the signal's own URL as given, else the base
+ * endpoint with `/v1/traces` appended; the signal's headers over the base ones.
+ */
+function tracingSettings(values: SettingValues): TracingSettings {
+  const base = values.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const tracesUrl = values.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? null : `${base.replace(/\/+$/, '')}/v1/traces`);
+  return {
+    tracesUrl: values.OTEL_SDK_DISABLED ? null : tracesUrl,
+    headers: { ...values.OTEL_EXPORTER_OTLP_HEADERS, ...values.OTEL_EXPORTER_OTLP_TRACES_HEADERS },
+    serviceName: values.OTEL_SERVICE_NAME,
+    scheduleDelayMs: values.OTEL_BSP_SCHEDULE_DELAY,
+  };
 }
 
 /** `SVC_OAUTH_<PROVIDER>_CLIENT_ID/_SECRET`: names made of a provider's, so outside the schema. */

@@ -71,6 +71,7 @@ export function devRouter(deps: { settings: Settings; authenticator: Authenticat
     res.json({
       ...visible,
       databaseUrl: maskPassword(visible.databaseUrl),
+      readDatabaseUrl: maskPassword(visible.readDatabaseUrl),
       redisUrl: maskPassword(visible.redisUrl),
       dev: { ...dev, apiKey: '[set]' },
       oauth: { baseUrl: oauth.baseUrl, uiRedirectUrl: oauth.uiRedirectUrl },

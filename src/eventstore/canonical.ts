@@ -30,14 +30,19 @@ export function canonicalTime(iso: string): string {
  * The JCS text with its two database-chosen values left out: JCS sorts the keys (data, metadata,
  * recorded_at, stream_id, stream_position, type), so the text is `head` + time + `middle` +
  * position + `tail`, and the append statement splices in the time and position it decides.
+ * `metadataText`, `dataText`: their JCS when the caller has it already.
  */
-export function canonicalParts(event: { streamId: string; type: string; data: JsonObject; metadata: JsonObject }): {
+export function canonicalParts(
+  event: { streamId: string; type: string; data: JsonObject; metadata: JsonObject },
+  metadataText = jcs(event.metadata),
+  dataText = jcs(event.data),
+): {
   head: string;
   middle: string;
   tail: string;
 } {
   return {
-    head: `{"data":${jcs(event.data)},"metadata":${jcs(event.metadata)},"recorded_at":"`,
+    head: `{"data":${dataText},"metadata":${metadataText},"recorded_at":"`,
     middle: `","stream_id":${jcs(event.streamId)},"stream_position":`,
     tail: `,"type":${jcs(event.type)}}`,
   };
@@ -49,9 +54,22 @@ export function canonicalText(event: CanonicalEvent): string {
   return `${head}${canonicalTime(event.recordedAt)}${middle}${event.streamPosition}${tail}`;
 }
 
-/** SHA-256 over the previous hash's 32 bytes and the canonical text's UTF-8, as hex. */
+/** Texts up to this size are hashed from one reused buffer (larger ones get their own). */
+const REUSED_BUFFER_BYTES = 256 * 1024;
+let linkBuffer = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * SHA-256 over the previous hash's 32 bytes and the canonical text's UTF-8, as hex. The append and
+ * the verifier call this for every event: writing both into one reused buffer saves two
+ * allocations and a hash update per event.
+ */
 export function chainHash(previousHex: string, text: string): string {
-  return createHash('sha256').update(Buffer.from(previousHex, 'hex')).update(text, 'utf8').digest('hex');
+  const most = 32 + text.length * 3;
+  if (most > REUSED_BUFFER_BYTES) return createHash('sha256').update(Buffer.from(previousHex, 'hex')).update(text, 'utf8').digest('hex');
+  if (most > linkBuffer.length) linkBuffer = Buffer.allocUnsafe(REUSED_BUFFER_BYTES);
+  linkBuffer.write(previousHex, 0, 32, 'hex');
+  const end = 32 + linkBuffer.write(text, 32, 'utf8');
+  return createHash('sha256').update(linkBuffer.subarray(0, end)).digest('hex');
 }
 
 export function eventHash(previousHex: string, event: CanonicalEvent): string {

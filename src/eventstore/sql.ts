@@ -1,8 +1,7 @@
 // The event store's SQL, one statement per operation; every function receives its client.
 import type { Queryable } from '../db/pool.js';
-import { canonicalParts, ZERO_HASH } from './canonical.js';
 import { filterSql, type LogFilter } from './logFilter.js';
-import type { EventMetadata, GlobalCursor, NewEvent, RecordedEvent } from './types.js';
+import type { EventMetadata, GlobalCursor, RecordedEvent } from './types.js';
 
 export type { LogFilter } from './logFilter.js';
 
@@ -41,79 +40,6 @@ export function toRecordedEvent(row: EventRow): RecordedEvent {
     hash: row.hash,
   };
 }
-
-/** One stream's share of an insert: its events go at the end of the stream, if it is at `expectedVersion`. */
-export interface StreamInsert {
-  streamId: string;
-  streamType: string;
-  /** null: wherever the stream's end is. */
-  expectedVersion: number | null;
-  events: readonly NewEvent[];
-  metadata: EventMetadata;
-}
-
-/**
- * Inserts the events of several streams in a single statement (one round trip however many
- * streams). Each stream with an expected version gets its events only if it is exactly there; the
- * others still get theirs. A concurrent writer of the same positions fails the statement on the
- * unique key. Answers the inserted rows in the order asked (streams, then events).
- */
-export async function insertEvents(client: Queryable, inserts: readonly StreamInsert[]): Promise<RecordedEvent[]> {
-  const streams = JSON.stringify(
-    inserts.map((insert) => {
-      let middle = '';
-      const events = insert.events.map((e) => {
-        const metadata = e.metadata ? { ...insert.metadata, ...e.metadata } : insert.metadata;
-        const parts = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata });
-        middle = parts.middle;
-        return { head: parts.head, tail: parts.tail, ...(e.recordedAt ? { recorded_at: e.recordedAt } : {}) };
-      });
-      return { stream_id: insert.streamId, stream_type: insert.streamType, expected: insert.expectedVersion, middle, events };
-    }),
-  );
-  const { rows } = await client.query<EventRow>({ name: INSERT_EVENTS_STATEMENT, text: INSERT_EVENTS_SQL, values: [streams] });
-  return rows.map(toRecordedEvent).sort((a, b) => a.globalPosition - b.globalPosition);
-}
-
-/**
- * A named (prepared) statement: each connection parses and plans it once. Planning this statement
- * costs several times what executing it does, and appends are the hottest path of the service.
- */
-const INSERT_EVENTS_STATEMENT = 'svc_insert_events_v4';
-/**
- * Each stream's head (version and hash) is read once by a lateral join, in the statement that checks
- * the expected version: a concurrent writer of the same positions fails on the unique key, so the
- * head a successful insert chained from is the true one. The canonical text is the client's JCS with
- * the time and position spliced in; every stored column is read back out of that text, so what is
- * hashed is exactly what is stored. MATERIALIZED keeps the request's jsonb out of the
- * rows the window sorts; OFFSET 0 keeps the text parsed once per event.
- */
-const INSERT_EVENTS_SQL = `WITH request AS (
-       SELECT s.ordinality AS stream_order, s.value->>'stream_id' AS stream_id, s.value->>'stream_type' AS stream_type,
-              (s.value->>'expected')::bigint AS expected, s.value->>'middle' AS middle, s.value->'events' AS events
-       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS s(value, ordinality)
-     ), canonical AS MATERIALIZED (
-       SELECT r.stream_order, r.stream_id, r.stream_type, e.ordinality, v.version + e.ordinality AS stream_position,
-              CASE WHEN v.version = 0 THEN '\\x${ZERO_HASH}'::bytea ELSE v.hash END AS head,
-              (e.value->>'head')
-                || to_char(coalesce((e.value->>'recorded_at')::timestamptz, now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
-                || r.middle || (v.version + e.ordinality)::text || (e.value->>'tail') AS text
-       FROM request r
-       CROSS JOIN LATERAL (
-         SELECT coalesce(h.stream_position, 0) AS version, h.hash
-         FROM (SELECT 1) one
-         LEFT JOIN LATERAL (SELECT x.stream_position, x.hash FROM events x WHERE x.stream_id = r.stream_id ORDER BY x.stream_position DESC LIMIT 1) h ON true
-       ) v
-       CROSS JOIN LATERAL jsonb_array_elements(r.events) WITH ORDINALITY AS e(value, ordinality)
-       WHERE r.expected IS NULL OR v.version = r.expected
-     )
-     INSERT INTO events (stream_id, stream_type, stream_position, type, data, metadata, recorded_at, hash)
-     SELECT c.stream_id, c.stream_type, c.stream_position, d.doc->>'type', d.doc->'data', d.doc->'metadata', (d.doc->>'recorded_at')::timestamptz,
-            svc_event_chain(c.head, c.text) OVER (PARTITION BY c.stream_order ORDER BY c.ordinality)
-     FROM canonical c
-     CROSS JOIN LATERAL (SELECT c.text::jsonb AS doc OFFSET 0) d
-     ORDER BY c.stream_order, c.ordinality
-     RETURNING ${EVENT_COLUMNS}`;
 
 export async function selectStreamVersion(client: Queryable, streamId: string): Promise<number> {
   const { rows } = await client.query<{ version: number }>('SELECT coalesce(max(stream_position), 0) AS version FROM events WHERE stream_id = $1', [streamId]);

@@ -1,13 +1,14 @@
 // Appending (optimistic concurrency, inline projections, wake-ups after commit) and reading the log.
-import type { DatabaseError } from 'pg';
 import { CommitOutcomeUnknown, isConnectionLoss } from '../db/connectionLoss.js';
 import type { Pool, PoolClient, Queryable } from '../db/pool.js';
 import { withCause } from '../kernel/causation.js';
 import { VersionConflictError } from '../kernel/errors.js';
 import { countAppended } from '../metrics/registry.js';
 import { GroupCommit } from './groupCommit.js';
-import { insertEvents, selectGlobalEvents, type LogFilter, selectStreamEvents, selectStreamsAfter, selectStreamVersion } from './sql.js';
-import { streamTypeOf, type AppendResult, type AppendToStream, type EventMetadata, type GlobalCursor, type RecordedEvent } from './types.js';
+import { ChainHeads } from './chainHeads.js';
+import { checkExpectedVersion, insertStreams } from './insert.js';
+import { selectGlobalEvents, type LogFilter, selectStreamEvents, selectStreamsAfter, selectStreamVersion } from './sql.js';
+import type { AppendResult, AppendToStream, EventMetadata, GlobalCursor, RecordedEvent } from './types.js';
 
 /** Applies read models inside the append transaction (implemented by projections/). */
 export interface InlineProjector {
@@ -40,6 +41,7 @@ export class EventTransaction {
   constructor(
     readonly client: PoolClient,
     private readonly projector: InlineProjector | undefined,
+    private readonly heads?: ChainHeads,
   ) {}
 
   /** Appends to every stream or, when one is not at its expected version, throws for it. */
@@ -67,7 +69,7 @@ export class EventTransaction {
     const recorded = await insertStreams(
       this.client,
       requests.map((request) => withCauses(request, options.metadata)),
-      {},
+      this.heads,
     );
     if (this.projector && recorded.length > 0) await this.projector.apply(this.client, recorded);
     this.appended.push(...recorded);
@@ -77,9 +79,10 @@ export class EventTransaction {
 
 /** The request with each event's metadata (the call's, then the event's own) completed by its cause. */
 function withCauses(request: AppendToStream, metadata: EventMetadata | undefined): AppendToStream {
+  const shared = withCause(metadata);
   return {
     ...request,
-    events: request.events.map((e) => ({ ...e, metadata: withCause(metadata || e.metadata ? { ...metadata, ...e.metadata } : undefined) })),
+    events: request.events.map((e) => ({ ...e, metadata: e.metadata ? withCause({ ...metadata, ...e.metadata }) : shared })),
   };
 }
 
@@ -113,6 +116,8 @@ export class EventStore {
   private readonly onCommit: ((events: readonly RecordedEvent[]) => void) | undefined;
 
   private readonly singles: GroupCommit<SingleAppend, RecordedEvent[]>;
+  /** Where this process's committed appends left each stream's hash chain. */
+  private readonly heads = new ChainHeads();
 
   constructor(options: EventStoreOptions) {
     this.pool = options.pool;
@@ -162,13 +167,13 @@ export class EventStore {
     // Each call's metadata goes onto its own events, so one statement can carry several calls.
     const requests = entries.map(({ request, metadata }) => ({
       ...request,
-      events: request.events.map((e) => ({ ...e, metadata: { ...metadata, ...e.metadata } })),
+      events: request.events.map((e) => ({ ...e, metadata: e.metadata ? { ...metadata, ...e.metadata } : metadata })),
     }));
     let outcomes: StreamOutcome[];
     if (this.projector?.handlesAny(requests.flatMap((r) => r.events.map((e) => e.type)))) {
       outcomes = await this.transact((tx) => tx.appendEach(requests));
     } else {
-      const recorded = await insertStreams(this.pool, requests, {});
+      const recorded = await insertStreams(this.pool, requests, this.heads);
       if (recorded.length > 0) this.committed(recorded);
       outcomes = outcomesOf(requests, recorded);
     }
@@ -180,8 +185,9 @@ export class EventStore {
     );
   }
 
-  /** After every commit of this process: the appended-events counter, then the wake-ups. */
+  /** After every commit of this process: the chain heads, the appended-events counter, then the wake-ups. */
   private committed(events: readonly RecordedEvent[]): void {
+    this.heads.remember(events);
     countAppended(events);
     this.onCommit?.(events);
   }
@@ -192,7 +198,7 @@ export class EventStore {
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
-      const tx = new EventTransaction(client, this.projector);
+      const tx = new EventTransaction(client, this.projector, this.heads);
       const result = await work(tx);
       await client.query('COMMIT').catch((error: unknown) => {
         // Lost in flight, the COMMIT may have happened or not: callers must not take it for a rollback.
@@ -214,9 +220,9 @@ export class EventStore {
     return selectStreamVersion(this.pool, streamId);
   }
 
-  /** Events of one stream after `after` (a stream position), at most `limit`. */
-  async readStream(streamId: string, after = 0, limit = 1000): Promise<RecordedEvent[]> {
-    return selectStreamEvents(this.pool, streamId, after, limit);
+  /** Events of one stream after `after` (a stream position), at most `limit`; `db`: a read replica's pool. */
+  async readStream(streamId: string, after = 0, limit = 1000, db: Queryable = this.pool): Promise<RecordedEvent[]> {
+    return selectStreamEvents(db, streamId, after, limit);
   }
 
   /** Events of several streams, each after its own position, in one query (no gate: see selectStreamsAfter). */
@@ -234,9 +240,13 @@ export class EventStore {
     }
   }
 
-  /** One page of the global log after `cursor`, behind the snapshot gate. */
-  async readGlobal(cursor: GlobalCursor, limit = 1000, filter: LogFilter = {}): Promise<RecordedEvent[]> {
-    return selectGlobalEvents(this.pool, cursor, limit, filter);
+  /**
+   * One page of the global log after `cursor`, behind the snapshot gate. `db` may be a streaming
+   * replica: its snapshots' xmin is the oldest transaction it knows to be running on the primary,
+   * so what it shows of the gated order is a prefix of what the primary will show.
+   */
+  async readGlobal(cursor: GlobalCursor, limit = 1000, filter: LogFilter = {}, db: Queryable = this.pool): Promise<RecordedEvent[]> {
+    return selectGlobalEvents(db, cursor, limit, filter);
   }
 }
 
@@ -247,49 +257,4 @@ function delay(ms: number): Promise<void> {
 /** The conflict of a request that was not at its expected version, saying where the stream is. */
 async function conflictWithActualVersion(client: Queryable, { streamId, expectedVersion }: AppendToStream): Promise<VersionConflictError> {
   return new VersionConflictError(streamId, expectedVersion, await selectStreamVersion(client, streamId).catch(() => null));
-}
-
-function checkExpectedVersion(expectedVersion: AppendToStream['expectedVersion']): void {
-  if (expectedVersion !== 'any' && (!Number.isInteger(expectedVersion) || expectedVersion < 0)) {
-    throw new RangeError(`expectedVersion must be a non-negative integer or 'any' (got ${expectedVersion})`);
-  }
-}
-
-/** Checks the requests and inserts them; a unique-key collision (a concurrent writer) is a version conflict. */
-async function insertStreams(client: Queryable, requests: readonly AppendToStream[], metadata: EventMetadata): Promise<RecordedEvent[]> {
-  const streams = new Set<string>();
-  for (const { streamId, expectedVersion } of requests) {
-    checkExpectedVersion(expectedVersion);
-    if (streams.has(streamId)) throw new RangeError(`stream ${streamId} is appended to twice in one call`);
-    streams.add(streamId);
-  }
-  const inserts = requests
-    .filter((r) => r.events.length > 0)
-    .map((r) => ({
-      streamId: r.streamId,
-      streamType: r.streamType ?? streamTypeOf(r.streamId),
-      expectedVersion: r.expectedVersion === 'any' ? null : r.expectedVersion,
-      events: r.events,
-      metadata,
-    }));
-  if (inserts.length === 0) return [];
-  try {
-    return await insertEvents(client, inserts);
-  } catch (error) {
-    const collided = streamOfPositionCollision(error);
-    if (collided === undefined) throw error;
-    const request = requests.find((r) => r.streamId === collided) ?? requests[0]!;
-    throw new VersionConflictError(request.streamId, request.expectedVersion, null);
-  }
-}
-
-/**
- * The stream whose position another writer took first ('' when the detail does not name it), or
- * undefined for any other error. PostgreSQL names the key in the detail:
- * `Key (stream_id, stream_position)=(run-..., 3) already exists.`
- */
-function streamOfPositionCollision(error: unknown): string | undefined {
-  const pgError = error as Partial<DatabaseError>;
-  if (pgError?.code !== '23505' || pgError.constraint !== 'events_stream_position_key') return undefined;
-  return /^Key \(stream_id, stream_position\)=\((.*), \d+\) already exists/.exec(pgError.detail ?? '')?.[1] ?? '';
 }

@@ -8,7 +8,7 @@ export interface NewEvent<Type extends string = string, Data extends JsonObject 
   type: Type;
   data: Data;
   metadata?: EventMetadata;
-  /** Only for imports of events recorded elsewhere; otherwise the commit's time. */
+  /** Only for imports of events recorded elsewhere; otherwise the time of the append (see insertEvents). */
   recordedAt?: string;
 }
 

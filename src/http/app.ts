@@ -9,6 +9,8 @@ import { enterRequestCausation } from './context.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { parseQueryString } from './queryString.js';
 import { recordRequestDuration } from './requestMetrics.js';
+import { enterRequestSpan, startRequestSpan } from './requestTracing.js';
+import { tracingEnabled } from '../tracing/tracer.js';
 import { apiSecurityHeaders } from './securityHeaders.js';
 import type { TrustProxy } from '../config/settingTypes.js';
 
@@ -37,6 +39,8 @@ export function createApp({ logger, bodyLimitBytes, trustProxy = false, routers 
   app.set('etag', false);
   app.set('trust proxy', trustProxy);
   app.set('query parser', parseQueryString);
+  // Off, the request passes no tracing handler at all.
+  if (tracingEnabled()) app.use(startRequestSpan);
   app.use(recordRequestDuration);
   app.use(apiSecurityHeaders);
   app.use(
@@ -64,6 +68,7 @@ export function createApp({ logger, bodyLimitBytes, trustProxy = false, routers 
   app.use(express.json({ strict: false, limit: bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: false, limit: bodyLimitBytes }));
   app.use(refuseUnsafeBody);
+  if (tracingEnabled()) app.use(enterRequestSpan);
   app.use(enterRequestCausation);
   for (const router of routers) app.use(router);
   app.use(notFoundHandler);

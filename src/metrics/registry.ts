@@ -57,3 +57,9 @@ export function countLlmTokens(model: string, direction: 'input' | 'output', tok
 export function countAppended(events: readonly { streamType: string }[]): void {
   for (const event of events) eventsAppended.inc({ stream_type: event.streamType });
 }
+
+export const replicaReads = new Counter({
+  name: 'svc_replica_reads_total',
+  help: 'Reads that could use the read replica (SVC_READ_DATABASE_URL), by where they went (replica, primary) and why (current, waited, lagging, unavailable, missed)',
+  labelNames: ['target', 'reason'] as const,
+});

@@ -3,6 +3,7 @@ import { Router, type Request } from 'express';
 import type { Pool } from '../db/pool.js';
 import type { Authenticator } from '../http/authenticator.js';
 import { requestMetadata } from '../http/context.js';
+import type { Reads } from '../http/reads.js';
 import type { Clock } from '../kernel/clock.js';
 import { NotFoundError } from '../kernel/errors.js';
 import type { JsonObject } from '../kernel/json.js';
@@ -34,6 +35,8 @@ const readQuery = compileValidator<{ include?: string }>(
 
 export interface ModelCrudDeps {
   pool: Pool;
+  /** Lists and reads go here (a read replica when one is set); writes and their answers use the primary. */
+  reads: Reads;
   registry: ModelRegistry;
   records: RecordCommands;
   authenticator: Authenticator;
@@ -58,8 +61,8 @@ export function modelCrudRouter(deps: ModelCrudDeps): Router {
     const model = await authorize(req, 'list');
     const query = listQuery.parse(req.query);
     const page = { limit: integerParam(query.limit, 'limit', 100, 1, 1000), offset: integerParam(query.offset, 'offset', 0, 0, 1_000_000_000) };
-    const rows = await listRecords(pool, model, { ...page, filters: query.filter ?? {} }, tenantOf(req));
-    await includeRelations(pool, model, rows, await relationsFor(req, model, query.include), tenantOf(req));
+    const { value: rows, db } = await deps.reads.read(req, (db) => listRecords(db, model, { ...page, filters: query.filter ?? {} }, tenantOf(req)));
+    await includeRelations(db, model, rows, await relationsFor(req, model, query.include), tenantOf(req));
     res.json(await records.open(model, rows));
   });
 
@@ -73,9 +76,9 @@ export function modelCrudRouter(deps: ModelCrudDeps): Router {
   router.get('/models/:model/:id', async (req, res) => {
     const model = await authorize(req, 'read');
     const query = readQuery.parse(req.query);
-    const record = await findRecord(pool, model, String(req.params.id), tenantOf(req));
+    const { value: record, db } = await deps.reads.read(req, (db) => findRecord(db, model, String(req.params.id), tenantOf(req)));
     if (!record) throw new NotFoundError(`${model.name} ${req.params.id} not found`);
-    await includeRelations(pool, model, [record], await relationsFor(req, model, query.include), tenantOf(req));
+    await includeRelations(db, model, [record], await relationsFor(req, model, query.include), tenantOf(req));
     res.json(await openOne(model, record));
   });
 

@@ -45,7 +45,7 @@ export function buildOpenApi({ workflows, models, crudEnabled }: OpenApiSources)
       title: 'svc',
       version: SERVICE_VERSION,
       description:
-        'Event-sourced workflow and model service. Errors outside triggers and validation are `{detail, code}`; request validation is 422 `{detail: [{loc, msg, type}]}`; failed runs answer the workflow envelope.',
+        'Event-sourced workflow and model service. Errors outside triggers and validation are `{detail, code}`; request validation is 422 `{detail: [{loc, msg, type}]}`; failed runs answer the workflow envelope. With a read replica (SVC_READ_DATABASE_URL) every write answers `X-Svc-Lsn`; send the highest one received back as `X-Svc-Lsn` on later requests and no read answers older than that write.',
     },
     security: [{ bearer: [] }],
     // openapi-types cannot express 3.1 operations in PathsObject (see PathItem).

@@ -7,6 +7,8 @@ import { lookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { OutboundRefusedError } from '../kernel/errors.js';
+import { tracingEnabled } from '../tracing/tracer.js';
+import { tracedFetch } from './fetchTracing.js';
 import { destinationOf, destinationRefusal, isAllowedHost, isIpAddress, isLocalhostName, type Destination, type OutboundPolicy } from './policy.js';
 
 /** A WHATWG fetch, as the SDKs svc uses take one (openai, the MCP SDK, oauth4webapi, jose). */
@@ -41,8 +43,7 @@ export function createOutbound(policy: OutboundPolicy, resolve: Resolver = resol
       );
     },
   });
-  const guardedFetch: OutboundFetch = async (input, init) => {
-    const [url, options] = urlAndInit(input, init);
+  const send = async (url: string | URL, options: RequestInit | undefined): Promise<Response> => {
     try {
       // undici's fetch is the one Node bundles, in the version this project installs: the same WHATWG
       // shapes under different TypeScript declarations, hence the casts.
@@ -50,6 +51,10 @@ export function createOutbound(policy: OutboundPolicy, resolve: Resolver = resol
     } catch (error) {
       throw outboundRefusalIn(error) ?? error;
     }
+  };
+  const guardedFetch: OutboundFetch = (input, init) => {
+    const [url, options] = urlAndInit(input, init);
+    return tracingEnabled() ? tracedFetch(url, options, send) : send(url, options);
   };
   return {
     fetch: guardedFetch,

@@ -1,10 +1,10 @@
 // /api/runs: list, detail, journal over SSE, export, control (pause/resume/abort/steer) and fork; each answers or
 // acts on a run only when the caller may read it (readableRun).
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { SigningKeys } from '../iam/keys.js';
 import type { Authenticator } from '../http/authenticator.js';
 import { ADMIN_SCOPE, type Principal } from '../kernel/access.js';
-import type { Pool } from '../db/pool.js';
+import type { Pool, Queryable } from '../db/pool.js';
 import type { LogFollower } from '../eventstore/follow.js';
 import type { EventStore } from '../eventstore/store.js';
 import type { RecordedEvent } from '../eventstore/types.js';
@@ -12,6 +12,7 @@ import type { JsonObject } from '../kernel/json.js';
 import type { RunExecutor } from './engine/executor.js';
 import { TERMINAL_STATUSES, type RunStatus } from './state.js';
 import { requestMetadata, uuidParam } from '../http/context.js';
+import { isReplicaFailure, type Reads } from '../http/reads.js';
 import { openEventStream, sseFrame, type SseStream } from '../http/sse.js';
 import { BadRequestError, NotFoundError } from '../kernel/errors.js';
 import { compileValidator } from '../kernel/validation.js';
@@ -46,6 +47,8 @@ const abortBody = compileValidator<{ reason?: string }>({
 
 export interface RunRoutesDeps {
   pool: Pool;
+  /** Lists, details and the journal's catch-up read here (a read replica when one is set). */
+  reads: Reads;
   store: EventStore;
   follower: LogFollower;
   executor: RunExecutor;
@@ -60,7 +63,7 @@ export interface RunRoutesDeps {
 const isAdmin = (principal: Principal) => principal.scopes.includes(ADMIN_SCOPE);
 
 /** A run the caller may read: their own (in their tenant), or any for iam:admin; else 404. */
-export async function readableRun(pool: Pool, principal: Principal, id: string): Promise<RunRow> {
+export async function readableRun(pool: Queryable, principal: Principal, id: string): Promise<RunRow> {
   const run = await findRun(pool, id);
   const sameTenant = run && (run.tenant ?? null) === (principal.tenant ?? null);
   if (!run || !sameTenant || (!isAdmin(principal) && run.principal_id !== principal.userId)) throw new NotFoundError(`Run ${id} not found`);
@@ -87,31 +90,26 @@ function liveFrame(event: RecordedEvent): string {
 }
 
 export function runsRouter(deps: RunRoutesDeps): Router {
-  const { pool, store, workflows, authenticator } = deps;
+  const { pool, store, workflows, authenticator, reads } = deps;
   const router = Router();
   const readRule = { scope: 'runs:read' };
 
   router.get('/api/runs', authenticator.authenticate, async (req, res) => {
     const search = parseRunSearch(req.query, req.principal!);
     // One row past the page tells whether another page exists.
-    const rows = await searchRuns(pool, { ...search, limit: search.limit + 1 });
+    const { value: rows } = await reads.read(req, (db) => searchRuns(db, { ...search, limit: search.limit + 1 }));
     const page = rows.slice(0, search.limit);
     if (rows.length > search.limit) res.setHeader('X-Next-Cursor', encodeCursor({ createdAt: page.at(-1)!.created_at, id: page.at(-1)!.id }));
     res.json(page.map(runDescriptor));
   });
 
   router.get('/api/runs/:id', authenticator.authenticate, async (req, res) => {
-    const run = await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'));
-    res.json({ ...(await withQueuePosition(pool, runDescriptor(run))), children: await findChildren(pool, run.id) });
+    const id = uuidParam(req, 'id', 'Run');
+    const { value: run, db } = await reads.read(req, (db) => readableRun(db, req.principal!, id));
+    res.json({ ...(await withQueuePosition(db, runDescriptor(run))), children: await findChildren(db, run.id) });
   });
 
-  router.get('/api/runs/:id/events', authenticator.require(readRule), async (req, res) => {
-    const run = await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'));
-    const after = resumeAfter(req);
-    const stream = openEventStream(req, res, { credentials: authenticator });
-    if (req.query.follow === 'false') return await replayRunEvents(store, run.id, after, stream);
-    followRunEvents(deps.follower, run, after, stream);
-  });
+  router.get('/api/runs/:id/events', authenticator.require(readRule), (req, res) => streamRunEvents(deps, req, res));
 
   router.get('/api/runs/:id/export', authenticator.require(readRule), async (req, res) => {
     const run = await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'));
@@ -146,15 +144,57 @@ export function runsRouter(deps: RunRoutesDeps): Router {
   return router;
 }
 
-/** Replay only: what the journal holds now after `after`, then close. */
-async function replayRunEvents(store: EventStore, runId: string, after: number, stream: SseStream): Promise<void> {
-  for (let position = after; ;) {
-    const page = await store.readStream(runStream(runId), position, 1000);
-    for (const event of page) stream.send(event.type, presentRunEvent(event), event.streamPosition);
-    if (page.length < 1000) break;
-    position = page.at(-1)!.streamPosition;
+/** GET /api/runs/:id/events: the journal after Last-Event-ID (or from_seq), replayed, then live unless follow=false. */
+async function streamRunEvents(deps: RunRoutesDeps, req: Request, res: Response): Promise<void> {
+  const id = uuidParam(req, 'id', 'Run');
+  const after = resumeAfter(req);
+  const { value: run, db } = await deps.reads.read(req, (db) => readableRun(db, req.principal!, id));
+  const stream = openEventStream(req, res, { credentials: deps.authenticator });
+  if (req.query.follow === 'false') {
+    await replayRunEvents(deps, run.id, after, stream, db);
+    return;
   }
-  stream.close();
+  // On a replica the catch-up reads there; the follower then reads the primary only past it.
+  const caughtUp = db === deps.pool ? after : await replayRunEvents(deps, run.id, after, stream, db, { isLeftOpen: true });
+  if (caughtUp !== undefined) followRunEvents(deps.follower, run, caughtUp, stream);
+}
+
+/**
+ * Replay: what the journal holds now after `after` (on `db`), then close; `isLeftOpen`: a catch-up
+ * before following, which answers the last position sent (undefined once the run's end was sent).
+ */
+async function replayRunEvents(
+  { store, reads }: { store: EventStore; reads: Reads },
+  runId: string,
+  after: number,
+  stream: SseStream,
+  db: Queryable,
+  { isLeftOpen = false } = {},
+): Promise<number | undefined> {
+  let position = after;
+  let hasEnded = false;
+  // A replica that fails mid-replay hands the rest to the primary, from the last position sent.
+  const readPage = (from: number, source: Queryable) =>
+    store.readStream(runStream(runId), from, 1000, source).catch((error: unknown) => {
+      if (source === store.pool || !isReplicaFailure(error)) throw error;
+      reads.reportFailure(error);
+      db = store.pool;
+      return store.readStream(runStream(runId), from, 1000);
+    });
+  for (;;) {
+    const page = await readPage(position, db);
+    for (const event of page) {
+      stream.send(event.type, presentRunEvent(event), event.streamPosition);
+      position = event.streamPosition;
+      if (TERMINAL_EVENT_TYPES.includes(event.type as RunEventType)) hasEnded = true;
+    }
+    if (page.length < 1000 || stream.closed) break;
+  }
+  if (!isLeftOpen || hasEnded || stream.closed) {
+    stream.close();
+    return undefined;
+  }
+  return position;
 }
 
 /** The journal after `after`, then live until the run's terminal event (or the client leaves). */

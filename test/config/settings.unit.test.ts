@@ -268,6 +268,16 @@ describe('loadSettings', () => {
       expect(problemsOf({ SVC_HORIZON_STALL_SECONDS: '0' })).to.deep.equal(['SVC_HORIZON_STALL_SECONDS must be an integer from 1 to 86400 (got "0")']);
     });
 
+    it('reads SVC_READ_DATABASE_URL and SVC_READ_REPLICA_WAIT_MS; a replica needs DATABASE_URL', () => {
+      expect(loadSettings({}, projectDir)).to.include({ readDatabaseUrl: undefined, readReplicaWaitMs: 500 });
+      const env = { DATABASE_URL: 'postgres://db/svc', SVC_READ_DATABASE_URL: 'postgres://replica/svc', SVC_READ_REPLICA_WAIT_MS: '50' };
+      expect(loadSettings(env, projectDir)).to.include({ readDatabaseUrl: 'postgres://replica/svc', readReplicaWaitMs: 50 });
+      expect(problemsOf({ SVC_READ_DATABASE_URL: 'postgres://replica/svc' })).to.deep.equal([
+        'SVC_READ_DATABASE_URL needs DATABASE_URL (a replica of the embedded server is not supported)',
+      ]);
+      expect(problemsOf({ DATABASE_URL: 'postgres://db/svc', SVC_READ_DATABASE_URL: 'http://replica' })).to.have.length(1);
+    });
+
     it('refuses integers out of range and non-integers', () => {
       const problems = problemsOf({ PORT: '65536', SVC_SYNC_TIMEOUT_MS: '1e3', SVC_DB_POOL_SIZE: '0x10' });
       expect(problems).to.have.length(3);

@@ -53,5 +53,10 @@ describe('JCS (RFC 8785)', () => {
     expect(() => jcs({ a: Infinity })).to.throw(RangeError);
     expect(() => jcs(['\ud800'])).to.throw(RangeError);
     expect(() => jcs({ ['\udc00']: 1 })).to.throw(RangeError);
+    expect(() => jcs({ a: 'x\udbffy' })).to.throw(RangeError);
+  });
+
+  it('takes the text of an escaped surrogate (a backslash, then "ud800") for the text it is', () => {
+    expect(jcs({ a: '\\ud800', b: '\ud83d\ude00' })).to.equal('{"a":"\\\\ud800","b":"\ud83d\ude00"}');
   });
 });

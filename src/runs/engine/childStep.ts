@@ -17,6 +17,7 @@ import type { Drive } from './drive.js';
 import type { DriveWriter } from './driveWriter.js';
 import { stepEvents } from './outcome.js';
 import { errorOutcome, NO_CHANGES, type StepOutcome } from './steps/types.js';
+import { withTraceContext } from './runTracing.js';
 
 /** Runs started by runs, nested deeper than this, fail the step that would start the next one. */
 export const MAX_CHILD_DEPTH = 10;
@@ -61,17 +62,20 @@ async function startChild(drive: Drive, step: StepDefinition, writer: DriveWrite
   const { workflow } = planned;
   const runId = newId();
   const { principal, depth } = drive.state;
-  const childStarted = runEvent('run_started', {
-    run_id: runId,
-    workflow: workflow.name,
-    schema_version: workflow.version,
-    input: planned.input,
-    principal,
-    trigger: 'workflow',
-    first_step: workflow.steps[0]?.id ?? null,
-    parent_run_id: drive.runId,
-    depth: depth + 1,
-  });
+  // The child's trace context is this step's span: its runs' spans hang under the step that started it.
+  const childStarted = withTraceContext(
+    runEvent('run_started', {
+      run_id: runId,
+      workflow: workflow.name,
+      schema_version: workflow.version,
+      input: planned.input,
+      principal,
+      trigger: 'workflow',
+      first_step: workflow.steps[0]?.id ?? null,
+      parent_run_id: drive.runId,
+      depth: depth + 1,
+    }),
+  );
   writer.push(drive, runEvent('child_started', { run_id: runId, workflow: workflow.name, schema_version: workflow.version, wait: isWaiting(step) }, step));
   // One transaction: the child exists exactly when the parent's journal says it started, so a
   // replay after a crash finds its child_started and never starts a second child.

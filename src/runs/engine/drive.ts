@@ -1,4 +1,5 @@
 // A run as this process drives it: what its journal holds, what is pending, and its lease.
+import type { Span } from '@opentelemetry/api';
 import { runStream, type RecordedRunEvent, type RunEvent } from '../events.js';
 import type { WorkflowDefinition } from '../../workflows/definition.js';
 import { evolveRun, type RunState } from '../state.js';
@@ -30,6 +31,8 @@ export interface Drive {
   aborted: AbortController;
   /** Ends a hold for the run's wake early (a control event came in); a no-op while nothing is held. */
   nudge: () => void;
+  /** The run's span for this drive, while tracing is on (runTracing.ts). */
+  span?: Span | undefined;
 }
 
 export interface DriveStart {

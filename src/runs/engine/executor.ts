@@ -24,6 +24,7 @@ import { acquireLease, keepLease, releaseLease } from './leases.js';
 import { RunGroupCommit } from './runGroupCommit.js';
 import { foldRun, initialRunState, isTerminal, WAITING_STATUSES, type RunState } from '../state.js';
 import { StepRunner } from './stepRunner.js';
+import { endRunSpan, inRunSpan, openRunSpan, withTraceContext } from './runTracing.js';
 import { admissionOf, dequeueWaiting } from '../concurrency/admission.js';
 import { runStarted, type StartedRun, type StartRun } from './runStart.js';
 import type { StepDeps } from './steps/types.js';
@@ -114,7 +115,8 @@ export class RunExecutor {
       settleRecording = resolve;
     });
     const drive: Drive = newDrive({ runId, workflow, recorded: [], committed: initialRunState, markDurable: () => settleRecording(recordingOf(drive)) });
-    this.writer.push(drive, runStarted(runId, request));
+    openRunSpan(drive, false);
+    this.writer.push(drive, withTraceContext(runStarted(runId, request), drive.span));
     this.active.set(runId, drive);
     // Under spec.concurrency the start is admitted (or queued, or refused) in the commit of run_started.
     if (commitFirst || workflow.concurrency) {
@@ -122,6 +124,7 @@ export class RunExecutor {
         await this.writer.flush(drive, workflow.concurrency ? admissionOf(drive.state, workflow.concurrency, true) : undefined);
       } catch (error) {
         this.active.delete(runId);
+        endRunSpan(drive);
         const recorded = recordingOf(drive);
         throw isConnectionLoss(error) && recorded.kind !== 'journaled' ? notRecordedError(runId, recorded, error) : error;
       }
@@ -180,6 +183,7 @@ export class RunExecutor {
       return;
     }
     const drive = newDrive({ runId, workflow, recorded, committed, leaseSeenAt: askedAt });
+    openRunSpan(drive, true);
     this.active.set(runId, drive);
     void this.launch(drive);
   }
@@ -187,7 +191,7 @@ export class RunExecutor {
   /** Runs the drive's steps, tracked until it ends; answers the run as journaled then. */
   private launch(drive: Drive): Promise<RunState> {
     // What the engine appends for the run is the run's principal's doing, through the executor.
-    const run = withCausation(executorCausation(drive.state), () => this.drive(drive));
+    const run = withCausation(executorCausation(drive.state), () => inRunSpan(drive, () => this.drive(drive)));
     this.finished.set(drive.runId, run);
     void run.finally(() => {
       if (this.finished.get(drive.runId) === run) this.finished.delete(drive.runId);

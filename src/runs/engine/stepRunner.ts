@@ -21,6 +21,7 @@ import { NO_CHANGES, type StepDeps } from './steps/types.js';
 import { waitFiresAt } from './steps/wait.js';
 import { attemptEvents, attemptOf, untilWake } from './timed.js';
 import { admissionOf } from '../concurrency/admission.js';
+import { inStepSpan } from './runTracing.js';
 
 export interface StepRunnerOptions {
   pool: Pool;
@@ -79,7 +80,9 @@ export class StepRunner {
         await this.writer.flush(drive);
         break;
       }
-      if (status === 'waiting_timer') this.fireTimer(drive, step);
+      // A run span is open only while tracing is on: off, the step runs with nothing around it.
+      if (drive.span) await inStepSpan(drive, step, async () => (status === 'waiting_timer' ? this.fireTimer(drive, step) : this.runStep(drive, step)));
+      else if (status === 'waiting_timer') this.fireTimer(drive, step);
       else await this.runStep(drive, step);
     }
     if (drive.pending.length > 0 && !drive.fenced) await this.writer.flush(drive);
