@@ -11,6 +11,7 @@ const LAYERS = [
   ['eventstore'], // append, read, follow, wake-ups
   ['projections'], // read models of the log: registry, inline runner, rebuild
   ['project', 'http', 'contract'], // project documents; HTTP plumbing; the HTTP contract's shapes
+  ['privacy'], // personal data: envelopes (AES-256-GCM), per-subject data keys, blind indexes, erasure
   ['iam'], // users, roles, tokens, sign-in, the Authenticator
   ['audit'], // tamper evidence: hash chain verification, signed checkpoints
   ['federation', 'versions'], // OAuth sign-in; version administration of definitions

@@ -1,4 +1,5 @@
 // Composition root: settings -> project -> kernel (database, migrations, projections, event store) -> features -> routers -> app -> server.
+import type { RetentionSweeper } from './runs/retention/sweeper.js';
 import type { Router } from 'express';
 import { startFeatures } from './app/features.js';
 import { startKernel, type Kernel, type KernelOptions } from './app/kernel.js';
@@ -25,6 +26,8 @@ export interface Service {
   readonly http: HttpServer;
   readonly url: string;
   readonly executor: RunExecutor;
+  /** The retention sweeper of this process (tests run a pass on demand). */
+  readonly retention: RetentionSweeper;
   /** The routes and path-scoped middleware the app mounted (the OpenAPI coverage test reads them). */
   listMountedRoutes(): MountedRoutes;
   close(): Promise<void>;
@@ -66,6 +69,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
       http,
       url: http.url,
       executor,
+      retention: features.retention,
       listMountedRoutes: () => listMountedRoutes(app),
       async close() {
         await http.close();

@@ -8,6 +8,7 @@ import { FederationService } from '../federation/service.js';
 import type { Authenticator } from '../http/authenticator.js';
 import { createAuthenticator } from '../iam/authenticator.js';
 import { IamCommands } from '../iam/handlers.js';
+import { sealLegacyUsers } from '../iam/legacySeal.js';
 import { loadSigningKeys, type SigningKeys } from '../iam/keys.js';
 import { Checkpointer } from '../audit/checkpoints.js';
 import { limitPasswordHashing, warmUpPasswordHashing } from '../iam/passwords.js';
@@ -16,11 +17,14 @@ import { createLoginThrottle, NO_LOGIN_THROTTLE } from '../iam/loginThrottle.js'
 import { AuthService } from '../iam/signIn.js';
 import { TokenService } from '../iam/tokens.js';
 import type { Clock } from '../kernel/clock.js';
+import { personalFieldsOf, type ModelDefinition } from '../models/definition.js';
+import { ErasureLog, type Erasers } from '../privacy/erasureLog.js';
 import { RecordCommands } from '../models/records.js';
 import { ModelRegistry } from '../models/registry.js';
 import { createOutbound, type Outbound } from '../outbound/fetch.js';
 import { RunExecutor } from '../runs/engine/executor.js';
 import { RunStarter } from '../runs/trigger/startRun.js';
+import { RetentionSweeper } from '../runs/retention/sweeper.js';
 import { IdempotencyKeys } from '../runs/idempotency/keys.js';
 import { TickFirer } from '../schedules/fire.js';
 import { ScheduleCommands } from '../schedules/service.js';
@@ -28,6 +32,8 @@ import { ScheduleTicker } from '../schedules/ticker.js';
 import { VersionCommands } from '../versions/commands.js';
 import { VersionOverrides } from '../versions/overrides.js';
 import { WorkflowRegistry } from '../workflows/registry.js';
+import { openDataKeys } from '../privacy/boot.js';
+import type { DataKeys } from '../privacy/dataKeys.js';
 import type { Kernel } from './kernel.js';
 import { checkProject, forkedModel, forkedWorkflow, type LoadedProject } from './project.js';
 import type { Stops } from './stops.js';
@@ -43,6 +49,8 @@ export interface Identity {
   readonly commands: IamCommands;
   readonly auth: AuthService;
   readonly authenticator: Authenticator;
+  /** Per-subject data keys of personal data (docs/privacy.md). */
+  readonly dataKeys: DataKeys;
 }
 
 export interface Features extends Definitions, Identity {
@@ -55,9 +63,17 @@ export interface Features extends Definitions, Identity {
   /** Starts runs for every transport: one gate, one cached input validator per workflow version. */
   readonly starter: RunStarter;
   readonly approvals: ApprovalService;
+  /** Erasing users and records (POST /admin/erasure), and the list SVC_ERASURE_LOG keeps of them. */
+  readonly erasers: Erasers;
+  readonly erasureLog: ErasureLog;
+  /** Expires ended runs past their retention (every worker sweeps; docs/privacy.md). */
+  readonly retention: RetentionSweeper;
   /** Pausing, running now and backfilling schedules (the ticker fires their ticks on its own). */
   readonly schedules: ScheduleCommands;
 }
+
+/** How often each worker sweeps for expired runs: retention is counted in minutes at the least. */
+const RETENTION_SWEEP_MS = 30_000;
 
 /** What building a feature reads; each adds to `stops` what must stop on close. */
 interface Context {
@@ -84,10 +100,41 @@ export async function startFeatures(kernel: Kernel, project: LoadedProject, cloc
   await federationProviders.start();
   stops.add(() => federationProviders.stop());
   const federation = new FederationService(pool, identity.commands, identity.auth, federationProviders, settings, outbound.fetch);
-  const records = new RecordCommands(store);
+  const records = new RecordCommands(store, identity.dataKeys);
   const runs = await startRuns(context, { ...definitions, artifacts, records, outbound });
   const schedules = startSchedules(context, definitions.workflows, runs);
-  return { ...definitions, ...identity, artifacts, outbound, federationProviders, federation, records, ...runs, schedules };
+  const privacy = await startPrivacy(context, definitions, identity, records);
+  return { ...definitions, ...identity, artifacts, outbound, federationProviders, federation, records, ...runs, schedules, ...privacy };
+}
+
+/** Erasure (and its replay from SVC_ERASURE_LOG at start) and the retention sweeper of this worker. */
+async function startPrivacy(
+  { kernel, clock, stops }: Context,
+  definitions: Definitions,
+  identity: Identity,
+  records: RecordCommands,
+): Promise<Pick<Features, 'erasers' | 'erasureLog' | 'retention'>> {
+  const { pool, store, settings, logger } = kernel;
+  const erasers: Erasers = {
+    user: (id, metadata) => identity.commands.eraseUser(id, metadata),
+    record: (id, metadata) => records.erase(allModelVersions(definitions.models), id, clock.now().toISOString(), metadata),
+  };
+  const erasureLog = new ErasureLog(settings.erasureLogFile);
+  await erasureLog.replay(pool, erasers, logger);
+  const retention = new RetentionSweeper({ pool, store, workflows: definitions.workflows, clock, logger, defaultRetentionMs: settings.runRetentionMs });
+  retention.start(RETENTION_SWEEP_MS);
+  stops.add(() => retention.stop());
+  return { erasers, erasureLog, retention };
+}
+
+/** Whether a model or workflow declares personal data of its own (users' email and phone always are). */
+function declaresPersonalData(project: LoadedProject): boolean {
+  return project.models.some((model) => personalFieldsOf(model).length > 0);
+}
+
+/** Every version of every model this process knows (a record may be of any). */
+function allModelVersions(models: ModelRegistry): ModelDefinition[] {
+  return models.names().flatMap((name) => models.versions(name));
 }
 
 /** What a live view of the log needs (a view every worker keeps current). */
@@ -113,7 +160,7 @@ async function startDefinitions({ kernel, project, clock, stops }: Context): Pro
 }
 
 /** Signing keys, tokens, sessions, sign-in and the Authenticator every protected route asks. */
-async function startIdentity({ kernel, clock, stops }: Context): Promise<Identity> {
+async function startIdentity({ kernel, project, clock, stops }: Context): Promise<Identity> {
   const { settings, logger, pool, store } = kernel;
   const keys = await loadSigningKeys(settings.signingKeyHex);
   if (keys.isEphemeral) logger.warn('SVC_SIGNING_KEY is not set: using an ephemeral signing key; tokens die on restart');
@@ -121,13 +168,15 @@ async function startIdentity({ kernel, clock, stops }: Context): Promise<Identit
   const sessions = new SessionView({ ...liveOf(kernel), clock });
   await sessions.start();
   stops.add(() => sessions.stop());
-  const commands = new IamCommands(store, clock);
+  const dataKeys = await openDataKeys(pool, settings, declaresPersonalData(project), logger);
+  const commands = new IamCommands(store, clock, dataKeys);
+  await sealLegacyUsers(pool, commands, clock, logger);
   const throttle = settings.loginThrottle ? createLoginThrottle(pool) : NO_LOGIN_THROTTLE;
   const auth = new AuthService(pool, commands, tokens, settings.tenantIds, clock, throttle);
   const authenticator = createAuthenticator({ tokens, sessions, settings });
   limitPasswordHashing(settings.passwordHashConcurrency);
   void warmUpPasswordHashing();
-  return { keys, commands, auth, authenticator };
+  return { keys, commands, auth, authenticator, dataKeys };
 }
 
 /** The run executor (it starts driving runs nobody drives) and the approvals that pause runs. */

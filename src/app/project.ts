@@ -1,4 +1,5 @@
 // Loading the whole project at boot: documents, models, workflows, runners, and their validation.
+import { runRetentionProjection } from '../runs/retention/projection.js';
 import { parseAgentModels, type AgentModelDefinition } from '../agents/agentModel.js';
 import type { Artifact } from '../artifacts/artifact.js';
 import { artifactsProjection } from '../artifacts/projection.js';
@@ -38,6 +39,7 @@ export function featureProjections(): RowProjection[] {
     ...iamProjections,
     definitionVersionsProjection,
     runsProjection,
+    runRetentionProjection,
     idempotencyKeysProjection,
     approvalsProjection,
     artifactsProjection,

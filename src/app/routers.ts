@@ -17,8 +17,10 @@ import { mcpRouter } from '../mcp/server.js';
 import { modelCrudRouter } from '../models/routes.js';
 import { scopesRouter } from '../models/scopesRoute.js';
 import { docsRouter } from '../openapi/routes.js';
+import { erasureRouter } from '../privacy/routes.js';
 import { runsRouter } from '../runs/routes.js';
 import { triggerRouter } from '../runs/trigger/routes.js';
+import { retentionRouter } from '../runs/retention/routes.js';
 import { scheduleAdminRouter } from '../schedules/routes.js';
 import { versionAdminRouter } from '../versions/adminRoutes.js';
 import type { WorkflowRegistry } from '../workflows/registry.js';
@@ -60,10 +62,12 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     devRouter({ settings, authenticator, auth }),
     consoleRouter(),
     workflowManifestRouter({ workflows, authenticator }),
-    auditRouter({ pool, reads, store, follower, logger: kernel.logger, keys: features.keys, authenticator, clock }),
+    auditRouter({ pool, reads, store, follower, logger: kernel.logger, keys: features.keys, authenticator, clock, dataKeys: features.dataKeys }),
+    erasureRouter({ authenticator, erasers: features.erasers, log: features.erasureLog, clock }),
     versionAdminRouter({ registry: workflows, versions, authenticator, projectDir }),
     versionAdminRouter({ registry: models, versions, authenticator, projectDir }),
     scheduleAdminRouter({ commands: features.schedules, authenticator }),
+    retentionRouter({ pool, store, authenticator, clock, sweeper: features.retention }),
     scopesRouter({ registry: models, authenticator, crudEnabled, workflowScopes: () => workflowScopes(workflows) }),
     ...(crudEnabled ? [modelCrudRouter({ pool, reads, registry: models, records: features.records, authenticator, clock })] : []),
     ...extra,

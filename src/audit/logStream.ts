@@ -7,6 +7,8 @@ import { cursorOf, type RecordedEvent } from '../eventstore/types.js';
 import { isReplicaFailure } from '../http/reads.js';
 import { sseFrame, type SseStream } from '../http/sse.js';
 import type { Logger } from '../kernel/logger.js';
+import type { JsonObject } from '../kernel/json.js';
+import type { DataKeys } from '../privacy/dataKeys.js';
 import { encodeCursor, presentLogEvent, type LogQuery } from './log.js';
 
 const REPLAY_PAGE = 1000;
@@ -15,6 +17,7 @@ export interface LogStreamDeps {
   store: EventStore;
   follower: LogFollower;
   logger: Logger;
+  dataKeys: DataKeys;
   /** Where the replay reads (a read replica's pool); the live feed after it is the primary's. */
   db?: Queryable;
   /** Told when `db` failed mid-replay (the rest then comes from the primary). */
@@ -30,10 +33,10 @@ export interface LogStreamDeps {
 export async function streamLog(deps: LogStreamDeps, query: LogQuery, stream: SseStream, res: Response): Promise<void> {
   let last = query.after;
   let db = deps.db;
-  const send = (event: RecordedEvent): boolean => {
+  const send = (event: RecordedEvent, presented: JsonObject = presentLogEvent(event)): boolean => {
     last = cursorOf(event);
     const cursor = encodeCursor(last);
-    return stream.sendFrame(sseFrame(event.type, presentLogEvent(event), cursor));
+    return stream.sendFrame(sseFrame(event.type, presented, cursor));
   };
   try {
     for (;;) {
@@ -44,8 +47,10 @@ export async function streamLog(deps: LogStreamDeps, query: LogQuery, stream: Ss
         db = undefined;
         return deps.store.readGlobal(last, REPLAY_PAGE, query.filter);
       });
-      for (const event of page) {
-        if (!send(event)) await drained(stream, res);
+      // An erased subject's values replay as null (its key state is the primary's); live events are sent as appended.
+      const presented = await deps.dataKeys.nullErased(page.map(presentLogEvent));
+      for (const [index, event] of page.entries()) {
+        if (!send(event, presented[index])) await drained(stream, res);
         if (stream.closed) return;
       }
       if (page.length < REPLAY_PAGE) break;

@@ -18,6 +18,7 @@ import { CHECKPOINT_STREAM, type Checkpoint } from './digest.js';
 import { verifyAuditLog } from './verify.js';
 import { encodeCursor, parseLogQuery, presentLogEvent } from './log.js';
 import { streamLog } from './logStream.js';
+import type { DataKeys } from '../privacy/dataKeys.js';
 
 export interface AuditRouteDeps {
   pool: Pool;
@@ -29,6 +30,8 @@ export interface AuditRouteDeps {
   keys: SigningKeys;
   authenticator: Authenticator;
   clock: Clock;
+  /** Personal values show as stored (sealed) and as null once their subject is erased. */
+  dataKeys: DataKeys;
 }
 
 /**
@@ -69,7 +72,7 @@ export function auditRouter(deps: AuditRouteDeps): Router {
     const { filter, after, limit } = parseLogQuery(req.query, { isPaged: true });
     const { value: events } = await deps.reads.read(req, (db) => store.readGlobal(after, limit, filter, db));
     const next = events.length === limit ? encodeCursor(cursorOf(events.at(-1)!)) : null;
-    res.json({ events: events.map(presentLogEvent), next_cursor: next });
+    res.json({ events: await deps.dataKeys.nullErased(events.map(presentLogEvent)), next_cursor: next });
   });
 
   router.get('/admin/events/stream', read, async (req, res) => {

@@ -1,4 +1,5 @@
-// The `svc` command line: serve, migrate, validate, projections, runs, keys.
+// The `svc` command line: serve, migrate, validate, projections, runs, audit, keys (signing and data keys).
+import { randomBytes } from 'node:crypto';
 import { Command } from 'commander';
 import { generateSigningKeyHex } from '../iam/keys.js';
 import { loadSettings, SettingsError, type Settings } from '../config/settings.js';
@@ -6,7 +7,8 @@ import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import { backfillEventHashes } from '../eventstore/backfill.js';
-import { AppError } from '../kernel/errors.js';
+import { AppError, BadRequestError } from '../kernel/errors.js';
+import { rotateDataKeys } from '../privacy/rotate.js';
 import { createLogger, type Logger } from '../kernel/logger.js';
 import { SERVICE_VERSION } from '../kernel/version.js';
 import { loadProject } from '../main.js';
@@ -134,14 +136,31 @@ audit
     }),
   );
 
-program
-  .command('keys')
-  .description('signing keys')
+const keys = program.command('keys').description('the signing key and the data key');
+keys
   .command('generate')
   .description('print a fresh Ed25519 signing key (64 hex characters) for SVC_SIGNING_KEY')
   .action(() => {
     process.stdout.write(`${generateSigningKeyHex()}\n`);
   });
+keys
+  .command('generate-data-key')
+  .description('print a fresh AES-256 key (64 hex characters) for SVC_DATA_KEY')
+  .action(() => {
+    process.stdout.write(`${randomBytes(32).toString('hex')}\n`);
+  });
+keys
+  .command('rotate-data-key')
+  .description('rewrap every personal data key with SVC_DATA_KEY (the old key in SVC_DATA_KEY_PREVIOUS); events are not touched; prints a report')
+  .action(() =>
+    withDatabase(async (pool) => {
+      const settings = loadSettings();
+      if (!settings.dataKeyHex)
+        throw new BadRequestError('svc keys rotate-data-key needs SVC_DATA_KEY (the new key) and SVC_DATA_KEY_PREVIOUS (the old one, if any)');
+      const report = await rotateDataKeys(pool, settings.dataKeyHex, settings.previousDataKeyHex);
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    }),
+  );
 
 /** Every read model of the project, with the model tables brought up to date first. */
 async function projectRegistry(pool: ReturnType<typeof createPool>): Promise<ProjectionRegistry> {

@@ -1,4 +1,5 @@
 // `svc runs export|import|replay`: moving runs between instances and checking them against today's code.
+import { openDataKeys } from '../privacy/boot.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Pool } from '../db/pool.js';
@@ -94,7 +95,7 @@ export async function replayCommand(pool: Pool, projectDir: string, target: stri
     pool,
     runners: project.runners,
     models,
-    records: new RecordCommands(store),
+    records: new RecordCommands(store, await openDataKeys(pool, settings, false)),
     fetch: outbound.fetch,
   }).finally(() => outbound.close());
   for (const line of lines) process.stdout.write(`${line.verdict} ${line.step} (${line.kind})${line.detail ? `: ${line.detail}` : ''}\n`);

@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseOutboundAllowList } from '../outbound/policy.js';
-import { flag, integer, list, listOr, matching, oneOf, otlpHeaders, textOr, trustProxy, url } from './settingTypes.js';
+import { flag, integer, list, listOr, matching, oneOf, optionalText, otlpHeaders, textOr, trustProxy, url } from './settingTypes.js';
 
 export const DEPLOYMENT_ENVS = ['development', 'test', 'production'] as const;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -29,6 +29,8 @@ export const settingFields = z.object({
   SVC_EMBEDDED_PG_PORT: integer(54329, 1, 65535),
   SVC_ENV: oneOf(DEPLOYMENT_ENVS, 'development'),
   SVC_SIGNING_KEY: matching(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (a 32-byte Ed25519 private key)', { emptyIsUnset: false }),
+  SVC_DATA_KEY: matching(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (a 32-byte AES-256 key that wraps the personal data keys)', { emptyIsUnset: false }),
+  SVC_DATA_KEY_PREVIOUS: matching(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (the SVC_DATA_KEY being rotated away from)', { emptyIsUnset: true }),
   SVC_TOKEN_TTL_SECONDS: integer(86400, 0, 10 * 365 * 86400),
   SVC_DEV_MODE: flag(false),
   SVC_ALLOW_DEV_AUTH: flag(false),
@@ -60,7 +62,10 @@ export const settingFields = z.object({
   SVC_AUDIT_CHECKPOINT_SECONDS: integer(30, 0, 60),
   SVC_LOGIN_THROTTLE: flag(true),
   SVC_TRUST_PROXY: trustProxy(),
-  // 0: no port of its own; /metrics is then only on the main port, behind metrics:read.
+  SVC_ERASURE_LOG: optionalText(),
+  SVC_RUN_RETENTION: matching(/^[1-9][0-9]*(m|h|d)$/, 'must be a whole number of minutes, hours or days, such as 90d (unset: runs are kept forever)', {
+    emptyIsUnset: true,
+  }),
   SVC_METRICS_PORT: integer(0, 0, 65535),
   // OpenTelemetry's own names (its SDK specification): tracing is on once an endpoint is set.
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']),

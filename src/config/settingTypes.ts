@@ -15,6 +15,8 @@ function refuse(context: Context, message: string): void {
 }
 
 export const textOr = (fallback: string) => raw.transform((value) => value ?? fallback);
+/** Text with no default: unset (or empty) stays undefined. */
+export const optionalText = () => raw;
 
 export function integer(fallback: number, min: number, max: number) {
   return raw.transform((value, context) => {

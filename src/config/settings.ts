@@ -36,6 +36,12 @@ export interface Settings {
   readonly projectDir: string;
   readonly env: DeploymentEnv;
   readonly signingKeyHex: string | undefined;
+  /** SVC_DATA_KEY: wraps the per-subject keys of personal data (docs/privacy.md); unset: a key kept in the database, with a warning. */
+  readonly dataKeyHex: string | undefined;
+  /** SVC_ERASURE_LOG: a file outside the database where each erasure is listed and replayed from at start. */
+  readonly erasureLogFile: string | undefined;
+  /** SVC_DATA_KEY_PREVIOUS: during a rotation, the key the data keys may still be wrapped with. */
+  readonly previousDataKeyHex: string | undefined;
   readonly tokenTtlSeconds: number;
   readonly dev: DevSettings;
   readonly exposeModelCrud: boolean;
@@ -67,6 +73,8 @@ export interface Settings {
   readonly horizonStallSeconds: number;
   /** How often the service checks whether to sign an audit checkpoint; 0: only on demand. */
   readonly auditCheckpointSeconds: number;
+  /** SVC_RUN_RETENTION in milliseconds: how long ended runs are kept where a workflow sets no spec.retention (null: forever). */
+  readonly runRetentionMs: number | null;
   /** Whether failed sign-ins slow down and then answer 429 (off for rigs and deployments that throttle at a proxy). */
   readonly loginThrottle: boolean;
   /** Which peers' X-Forwarded-For names the client (Express's `trust proxy`); false: the peer is the client. */
@@ -142,6 +150,9 @@ function toSettings(values: SettingValues, context: Context): Settings {
     projectDir: context.projectDir,
     env,
     signingKeyHex: values.SVC_SIGNING_KEY?.toLowerCase(),
+    dataKeyHex: values.SVC_DATA_KEY?.toLowerCase(),
+    previousDataKeyHex: values.SVC_DATA_KEY_PREVIOUS?.toLowerCase(),
+    erasureLogFile: values.SVC_ERASURE_LOG === undefined ? undefined : path.resolve(context.projectDir, values.SVC_ERASURE_LOG),
     tokenTtlSeconds: values.SVC_TOKEN_TTL_SECONDS,
     dev: {
       enabled: values.SVC_DEV_MODE,
@@ -169,12 +180,19 @@ function toSettings(values: SettingValues, context: Context): Settings {
     outbound: { enforced: env === 'production', allow: values.SVC_OUTBOUND_ALLOW },
     horizonStallSeconds: values.SVC_HORIZON_STALL_SECONDS,
     auditCheckpointSeconds: values.SVC_AUDIT_CHECKPOINT_SECONDS,
+    runRetentionMs: retentionMs(values.SVC_RUN_RETENTION),
     loginThrottle: values.SVC_LOGIN_THROTTLE,
     trustProxy: values.SVC_TRUST_PROXY,
     tracing: tracingSettings(values),
     environment: context.environment,
     warnings: context.warnings,
   };
+}
+
+const RETENTION_UNIT_MS: Readonly<Record<string, number>> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+function retentionMs(value: string | undefined): number | null {
+  return value === undefined ? null : Number(value.slice(0, -1)) * RETENTION_UNIT_MS[value.slice(-1)]!;
 }
 
 /**

@@ -17,7 +17,8 @@ export interface CommandRun<T> {
   retries?: number;
 }
 
-export async function runCommand<T>(store: EventStore, run: CommandRun<T>): Promise<{ result: T; appended: AppendResult }> {
+/** `store`: the event store, or a view of it that transforms what is read and appended (iam's sealing of personal values). */
+export async function runCommand<T>(store: Pick<EventStore, 'readWholeStream' | 'append'>, run: CommandRun<T>): Promise<{ result: T; appended: AppendResult }> {
   const retries = run.retries ?? 10;
   for (let attempt = 0; ; attempt++) {
     const streams = typeof run.streams === 'function' ? await run.streams() : run.streams;

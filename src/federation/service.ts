@@ -74,8 +74,9 @@ export class FederationService {
   }
 
   private async upsertUser(provider: Provider, profile: Awaited<ReturnType<typeof completeLogin>>, attempt = 0): Promise<string> {
-    const byIdentity = await findUserByFederatedIdentity(this.pool, provider.name, profile.subject);
-    const byEmail = byIdentity || !profile.email ? undefined : await findUserByEmail(this.pool, profile.email);
+    const personal = this.commands.personal;
+    const byIdentity = await findUserByFederatedIdentity(this.pool, await personal.federatedIndex(provider.name, profile.subject));
+    const byEmail = byIdentity || !profile.email ? undefined : await findUserByEmail(this.pool, await personal.emailIndex(profile.email));
     const decision = decideFederatedLogin(provider.allowedDomains, profile, byIdentity, byEmail);
     if (decision.action === 'login') return decision.userId;
     // The sign-in request has no principal yet: the provider vouched for this identity.

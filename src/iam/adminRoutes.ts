@@ -59,6 +59,11 @@ interface Reach {
   userOr404(id: string, fence: TenantFence | undefined): Promise<UserRecord>;
 }
 
+/** The read model holds users' personal values sealed: opened here, null once erased. */
+function openUsers(commands: IamCommands, users: UserRecord[]): Promise<UserRecord[]> {
+  return commands.personal.keys.openFields(users, ['email', 'phone_number', 'federated_sub']);
+}
+
 const userId = (req: Request) => uuidParam(req, 'user_id', 'User');
 const roleId = (req: Request) => uuidParam(req, 'role_id', 'Role');
 
@@ -71,7 +76,7 @@ export function iamAdminRouter(deps: AdminDeps): Router {
   return router;
 }
 
-function reachOf({ pool, authenticator }: AdminDeps): Reach {
+function reachOf({ pool, authenticator, commands }: AdminDeps): Reach {
   return {
     async fenceOf(req) {
       const principal = req.principal!;
@@ -89,7 +94,7 @@ function reachOf({ pool, authenticator }: AdminDeps): Reach {
         )
       )
         throw new NotFoundError(`User ${id} not found`);
-      return user;
+      return (await openUsers(commands, [user]))[0]!;
     },
   };
 }
@@ -98,7 +103,7 @@ function mountUserRoutes(router: Router, { pool, commands, auth }: AdminDeps, { 
   router.get('/auth/admin/users', async (req, res) => {
     const query = pageQuery.parse(req.query);
     const [limit, offset] = [integerParam(query.limit, 'limit', 100, 1, 1000), integerParam(query.offset, 'offset', 0, 0, 1_000_000_000)];
-    res.json(await listUsers(pool, limit, offset, await fenceOf(req)));
+    res.json(await openUsers(commands, await listUsers(pool, limit, offset, await fenceOf(req))));
   });
 
   router.post('/auth/admin/users', async (req, res) => {

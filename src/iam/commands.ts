@@ -37,6 +37,7 @@ export type UpdateUser = {
   fence?: TenantFence;
   at: string;
 };
+export type EraseUser = { type: 'EraseUser'; userId: string; at: string };
 export type DeleteUser = { type: 'DeleteUser'; userId: string; fence?: TenantFence; at: string };
 export type AssignRole = { type: 'AssignRole'; userId: string; roleId: string; fence?: TenantFence; at: string };
 export type RevokeRole = { type: 'RevokeRole'; userId: string; roleId: string; fence?: TenantFence; at: string };
@@ -60,6 +61,7 @@ export type IamCommand =
   | CreateUser
   | UpdateUser
   | DeleteUser
+  | EraseUser
   | AssignRole
   | RevokeRole
   | EndSessions

@@ -2,7 +2,7 @@
 import { userStream } from './events.js';
 import type { IamCommand, IamState } from './commands.js';
 import { assignRole, bootstrap, changeRoleScopes, createRole, deleteRole, revokeRole } from './decideRoles.js';
-import { createUser, deleteUser, linkFederation, recordSignIn, updateUser } from './decideUsers.js';
+import { createUser, deleteUser, eraseUser, linkFederation, recordSignIn, updateUser } from './decideUsers.js';
 import { sessionsEnded, type Decision } from './rules.js';
 
 export function decide(command: IamCommand, state: IamState): Decision {
@@ -13,6 +13,8 @@ export function decide(command: IamCommand, state: IamState): Decision {
       return updateUser(command, state);
     case 'DeleteUser':
       return deleteUser(command, state);
+    case 'EraseUser':
+      return eraseUser(command, state);
     case 'AssignRole':
       return assignRole(command, state);
     case 'RevokeRole':

@@ -1,8 +1,8 @@
 // User decisions: accounts, their unique email and phone number, federation links and sign-ins.
-import { AlreadyExistsError, PermissionDeniedError } from '../kernel/errors.js';
+import { AlreadyExistsError, NotFoundError, PermissionDeniedError } from '../kernel/errors.js';
 import type { NewEvent } from '../eventstore/types.js';
 import { federatedIdentity, roleStream, userStream } from './events.js';
-import type { CreateUser, DeleteUser, IamState, LinkFederation, RecordSignIn, UpdateUser } from './commands.js';
+import type { CreateUser, DeleteUser, EraseUser, IamState, LinkFederation, RecordSignIn, UpdateUser } from './commands.js';
 import { administrableUser, checkEmail, checkPhoneNumber, claim, existingUser, push, release, sessionsEnded, type Decision } from './rules.js';
 
 export function createUser(command: CreateUser, state: IamState): Decision {
@@ -46,9 +46,9 @@ export function updateUser(command: UpdateUser, state: IamState): Decision {
   const changes: { email?: string; phoneNumber?: string | null } = {};
   if (command.email !== undefined && command.email !== user.email) {
     checkEmail(command.email);
-    if (command.email.toLowerCase() !== user.email.toLowerCase()) {
+    if (command.email.toLowerCase() !== user.email?.toLowerCase()) {
       claim(decision, owners, 'email', command.email, user.userId, command.at, 'A user with email');
-      release(decision, 'email', user.email, user.userId, command.at);
+      if (user.email !== null) release(decision, 'email', user.email, user.userId, command.at);
     }
     changes.email = command.email;
   }
@@ -79,7 +79,7 @@ export function updateUser(command: UpdateUser, state: IamState): Decision {
 export function deleteUser(command: DeleteUser, state: IamState): Decision {
   const user = administrableUser(state.user, command.userId, command.fence);
   const decision: Decision = {};
-  release(decision, 'email', user.email, user.userId, command.at);
+  if (user.email !== null) release(decision, 'email', user.email, user.userId, command.at);
   if (user.phoneNumber !== null) release(decision, 'phone', user.phoneNumber, user.userId, command.at);
   if (user.federatedIdentity !== null) release(decision, 'federated-identity', user.federatedIdentity, user.userId, command.at);
   for (const roleId of user.roleIds) {
@@ -95,6 +95,21 @@ export function deleteUser(command: DeleteUser, state: IamState): Decision {
     { type: 'UserDeleted', data: { userId: user.userId, at: command.at } },
     sessionsEnded(user.userId, command.at, 'user deleted'),
   );
+  return decision;
+}
+
+/** Erasure gives back the unique values a live user holds; erasing twice appends nothing. */
+export function eraseUser(command: EraseUser, state: IamState): Decision {
+  const user = state.user;
+  if (!user?.exists) throw new NotFoundError(`User ${command.userId} not found`);
+  const decision: Decision = {};
+  if (user.isErased) return decision;
+  if (!user.isDeleted) {
+    if (user.email !== null) release(decision, 'email', user.email, user.userId, command.at);
+    if (user.phoneNumber !== null) release(decision, 'phone', user.phoneNumber, user.userId, command.at);
+    if (user.federatedIdentity !== null) release(decision, 'federated-identity', user.federatedIdentity, user.userId, command.at);
+  }
+  push(decision, userStream(user.userId), { type: 'subject_erased', data: { subject_type: 'user', id: user.userId, at: command.at } });
   return decision;
 }
 

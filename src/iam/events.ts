@@ -3,11 +3,14 @@ import type { JsonObject } from '../kernel/json.js';
 
 type Event<Type extends string, Data extends JsonObject> = { type: Type; data: Data };
 
+// Users' email, phone number and federated subject are sealed in the stored events (iam/personalStore.ts:
+// `enc:v1:...` envelopes, with blind indexes `emailIndex`, `phoneIndex`, `federatedIndex` beside them);
+// the types below are what deciders see once opened, where an erased value is null.
 export type UserCreated = Event<
   'UserCreated',
   {
     userId: string;
-    email: string;
+    email: string | null;
     phoneNumber: string | null;
     passwordHash: string | null;
     tenant: string | null;
@@ -24,7 +27,16 @@ export type UserDeleted = Event<'UserDeleted', { userId: string; at: string }>;
 export type RoleAssigned = Event<'RoleAssigned', { userId: string; roleId: string; at: string }>;
 export type RoleRevoked = Event<'RoleRevoked', { userId: string; roleId: string; at: string }>;
 /** A federated identity (provider + provider subject) now signs in as this existing user. */
-export type UserFederationLinked = Event<'UserFederationLinked', { userId: string; provider: string; subject: string; email: string; at: string }>;
+export type UserFederationLinked = Event<
+  'UserFederationLinked',
+  { userId: string; provider: string; subject: string | null; email: string | null; at: string }
+>;
+/**
+ * A subject's personal values were erased (docs/privacy.md): its data key is destroyed, so every
+ * value sealed with it reads as null. Stored under the name BEYOND.md gives it. For a user, on the
+ * user's stream.
+ */
+export type SubjectErased = Event<'subject_erased', { subject_type: string; id: string; at: string }>;
 /** A successful sign-in (journaled for federated logins). */
 export type UserSignedIn = Event<'UserSignedIn', { userId: string; method: string; provider: string | null; at: string }>;
 /** Every token of the user issued before `at` (millisecond precision) is refused from now on. */
@@ -68,7 +80,8 @@ export type UserEvent =
   | RoleRevoked
   | UserFederationLinked
   | UserSignedIn
-  | UserSessionsEnded;
+  | UserSessionsEnded
+  | SubjectErased;
 export type RoleEvent = RoleCreated | RoleScopesChanged | RoleDeleted | RoleHolderAdded | RoleHolderRemoved;
 export type UniqueValueEvent = UniqueValueClaimed | UniqueValueReleased;
 export type BootstrapEvent = BootstrapCompleted;

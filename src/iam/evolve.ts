@@ -5,9 +5,11 @@ export interface UserState {
   exists: boolean;
   isDeleted: boolean;
   userId: string;
-  email: string;
+  /** null once erased. */
+  email: string | null;
   phoneNumber: string | null;
   hasPassword: boolean;
+  isErased: boolean;
   isActive: boolean;
   tenant: string | null;
   roleIds: string[];
@@ -19,9 +21,10 @@ export const initialUser: UserState = {
   exists: false,
   isDeleted: false,
   userId: '',
-  email: '',
+  email: null,
   phoneNumber: null,
   hasPassword: false,
+  isErased: false,
   isActive: false,
   tenant: null,
   roleIds: [],
@@ -40,7 +43,8 @@ export function evolveUser(state: UserState, event: UserEvent): UserState {
         hasPassword: event.data.passwordHash !== null,
         isActive: true,
         tenant: event.data.tenant,
-        federatedIdentity: event.data.federatedProvider !== null ? `${event.data.federatedProvider} ${event.data.federatedSub}` : null,
+        federatedIdentity:
+          event.data.federatedProvider !== null && event.data.federatedSub !== null ? `${event.data.federatedProvider} ${event.data.federatedSub}` : null,
       };
     case 'UserUpdated':
       return {
@@ -61,7 +65,9 @@ export function evolveUser(state: UserState, event: UserEvent): UserState {
     case 'RoleRevoked':
       return { ...state, roleIds: state.roleIds.filter((id) => id !== event.data.roleId) };
     case 'UserFederationLinked':
-      return { ...state, federatedIdentity: `${event.data.provider} ${event.data.subject}` };
+      return { ...state, federatedIdentity: event.data.subject !== null ? `${event.data.provider} ${event.data.subject}` : null };
+    case 'subject_erased':
+      return { ...state, isErased: true, email: null, phoneNumber: null, federatedIdentity: null };
     case 'UserSessionsEnded':
     case 'UserSignedIn':
       return state;

@@ -21,6 +21,8 @@ import {
 import { evolveRole, evolveUniqueOwner, evolveUser, initialRole, initialUser, type RoleState, type UserState } from './evolve.js';
 import { anyUserExists } from './queries.js';
 import { SUPERADMIN_ROLE } from './rules.js';
+import { PersonalUserStore } from './personalStore.js';
+import { userSubject, type DataKeys } from '../privacy/dataKeys.js';
 
 export interface NewUserInput {
   email: string;
@@ -44,10 +46,16 @@ const foldOwner = (events: RecordedEvent[]): string | null =>
   events.reduce<string | null>((owner, e) => evolveUniqueOwner(owner, e as unknown as UniqueValueEvent), null);
 
 export class IamCommands {
+  /** What commands read and append through: users' personal values sealed, claims by blind index. */
+  readonly personal: PersonalUserStore;
+
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
-  ) {}
+    keys: DataKeys,
+  ) {
+    this.personal = new PersonalUserStore(store, keys);
+  }
 
   /** `fence`: the command is a tenant admin's (see TenantFence); absent for a deployment admin or the system. */
   async createUser(input: NewUserInput, metadata?: EventMetadata, fence?: TenantFence): Promise<string> {
@@ -90,7 +98,7 @@ export class IamCommands {
         const claims = [
           ...(changes.email !== undefined ? [uniqueStream('email', changes.email)] : []),
           ...(changes.phoneNumber ? [uniqueStream('phone', changes.phoneNumber)] : []),
-          ...(current.exists && changes.email !== undefined ? [uniqueStream('email', current.email)] : []),
+          ...(current.exists && changes.email !== undefined && current.email !== null ? [uniqueStream('email', current.email)] : []),
           ...(current.exists && changes.phoneNumber !== undefined && current.phoneNumber ? [uniqueStream('phone', current.phoneNumber)] : []),
         ];
         return { user: userStream(userId), claims };
@@ -104,13 +112,7 @@ export class IamCommands {
       { type: 'DeleteUser', userId, ...(fence ? { fence } : {}), at: this.now() },
       async () => {
         const current = await this.user(userId);
-        const claims = current.exists
-          ? [
-              uniqueStream('email', current.email),
-              ...(current.phoneNumber ? [uniqueStream('phone', current.phoneNumber)] : []),
-              ...(current.federatedIdentity ? [uniqueStream('federated-identity', current.federatedIdentity)] : []),
-            ]
-          : [];
+        const claims = current.exists ? userClaims(current) : [];
         return { user: userStream(userId), claims, heldRoles: current.roleIds };
       },
       metadata,
@@ -155,7 +157,7 @@ export class IamCommands {
       { type: 'Bootstrap', userId, roleId: newRoleId, email: input.email, passwordHash: input.passwordHash, tenant: input.tenant ?? null, at: this.now() },
       async () => {
         // A superadmin role left from before every user was deleted is reused.
-        roleId = foldOwner(await this.store.readWholeStream(roleName)) ?? newRoleId;
+        roleId = foldOwner(await this.personal.readWholeStream(roleName)) ?? newRoleId;
         return {
           user: userStream(userId),
           role: roleStream(roleId),
@@ -179,13 +181,31 @@ export class IamCommands {
     );
   }
 
+  /**
+   * Erases a user's personal values (docs/privacy.md): gives back the user's email, phone and
+   * federated identity claims, appends `subject_erased`, then destroys the user's data key. A retry
+   * after a crash in between appends nothing new and destroys the key.
+   */
+  async eraseUser(userId: string, metadata?: EventMetadata): Promise<void> {
+    await this.run(
+      { type: 'EraseUser', userId, at: this.now() },
+      async () => {
+        const current = await this.user(userId);
+        const claims = current.exists && !current.isDeleted && !current.isErased ? userClaims(current) : [];
+        return { user: userStream(userId), claims };
+      },
+      metadata,
+    );
+    await this.personal.keys.erase(userSubject(userId));
+  }
+
   async recordSignIn(userId: string, method: string, provider: string | null, metadata?: EventMetadata): Promise<void> {
     await this.run({ type: 'RecordSignIn', userId, method, provider, at: this.now() }, async () => ({ user: userStream(userId) }), metadata);
   }
 
   /** Revokes one token (by its jti); true only for the call that revoked it (of racing refreshes, one wins). */
   async revokeToken(jti: string, userId: string, expiresAt: string | null, metadata?: EventMetadata): Promise<boolean> {
-    const { result } = await runCommand(this.store, {
+    const { result } = await runCommand(this.personal, {
       streams: [tokenStream(jti)],
       decide: (read) => {
         const alreadyRevoked = read.get(tokenStream(jti))!.length > 0;
@@ -202,12 +222,12 @@ export class IamCommands {
   }
 
   private async user(userId: string): Promise<UserState> {
-    return foldUser(await this.store.readWholeStream(userStream(userId)));
+    return foldUser(await this.personal.readWholeStream(userStream(userId)));
   }
 
   /** The role, its holders' streams (each gets a session end or a revocation) and, to delete it, its name claim. */
   private async roleWithHolders(roleId: string, options: { withNameClaim?: boolean } = {}): Promise<CommandScope> {
-    const role = foldRole(await this.store.readWholeStream(roleStream(roleId)));
+    const role = foldRole(await this.personal.readWholeStream(roleStream(roleId)));
     return {
       role: roleStream(roleId),
       extra: role.holders.map(userStream),
@@ -221,7 +241,7 @@ export class IamCommands {
    */
   private async run(command: IamCommand, scopeOf: () => Promise<CommandScope>, metadata?: EventMetadata): Promise<void> {
     let scope: CommandScope = {};
-    await runCommand(this.store, {
+    await runCommand(this.personal, {
       streams: async () => {
         scope = await scopeOf();
         return [
@@ -245,6 +265,15 @@ export class IamCommands {
       ...(metadata ? { metadata } : {}),
     });
   }
+}
+
+/** The claim streams a user holds (an erased value holds none). */
+function userClaims(user: UserState): string[] {
+  return [
+    ...(user.email !== null ? [uniqueStream('email', user.email)] : []),
+    ...(user.phoneNumber ? [uniqueStream('phone', user.phoneNumber)] : []),
+    ...(user.federatedIdentity ? [uniqueStream('federated-identity', user.federatedIdentity)] : []),
+  ];
 }
 
 /** The streams one attempt of a command reads (and may append to). */

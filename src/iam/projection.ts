@@ -6,31 +6,46 @@ type Data = Record<string, unknown>;
 const data = (event: RecordedEvent) => event.data as Data;
 const str = (value: unknown) => value as string;
 
+const nullable = (value: unknown) => (value as string | null | undefined) ?? null;
+
+/**
+ * Users as sealed in the log: email, phone and federated subject are envelopes (opened by the reads,
+ * null once erased), looked up by their blind indexes; `subject_erased` clears both.
+ */
 export const usersProjection = defineProjection({
   name: 'iam_users',
-  version: 1,
+  version: 2,
   table: 'iam_users',
   key: ['id'],
-  eventTypes: ['UserCreated', 'UserUpdated', 'PasswordChanged', 'UserDeactivated', 'UserReactivated', 'UserDeleted', 'UserFederationLinked'],
-  keysOf: (event) => [{ id: str(data(event).userId) }],
+  eventTypes: ['UserCreated', 'UserUpdated', 'PasswordChanged', 'UserDeactivated', 'UserReactivated', 'UserDeleted', 'UserFederationLinked', 'subject_erased'],
+  keysOf: (event) => {
+    if (event.type !== 'subject_erased') return [{ id: str(data(event).userId) }];
+    return data(event).subject_type === 'user' ? [{ id: str(data(event).id) }] : [];
+  },
   evolve(row: Row | null, _key, event): Row | null {
     const d = data(event);
     switch (event.type) {
       case 'UserCreated':
         return {
           id: str(d.userId),
-          email: str(d.email),
-          phone_number: (d.phoneNumber as string | null) ?? null,
+          email: nullable(d.email),
+          email_index: nullable(d.emailIndex),
+          phone_number: nullable(d.phoneNumber),
+          phone_index: nullable(d.phoneIndex),
           hashed_password: (d.passwordHash as string | null) ?? null,
           is_active: true,
           tenant: (d.tenant as string | null) ?? null,
           federated_provider: (d.federatedProvider as string | null) ?? null,
-          federated_sub: (d.federatedSub as string | null) ?? null,
+          federated_sub: nullable(d.federatedSub),
+          federated_index: nullable(d.federatedIndex),
           created_at: str(d.at),
           updated_at: str(d.at),
         };
       case 'UserDeleted':
         return null;
+      case 'subject_erased':
+        // No updated_at: erasure is not a change the user made.
+        return row && { ...row, email: null, email_index: null, phone_number: null, phone_index: null, federated_sub: null, federated_index: null };
       default:
         if (!row) return null;
         return { ...row, ...userChanges(event.type, d), updated_at: str(d.at) };
@@ -42,8 +57,8 @@ function userChanges(type: string, d: Data): Row {
   switch (type) {
     case 'UserUpdated':
       return {
-        ...(d.email !== undefined ? { email: str(d.email) } : {}),
-        ...(d.phoneNumber !== undefined ? { phone_number: (d.phoneNumber as string | null) ?? null } : {}),
+        ...(d.email !== undefined ? { email: nullable(d.email), email_index: nullable(d.emailIndex) } : {}),
+        ...(d.phoneNumber !== undefined ? { phone_number: nullable(d.phoneNumber), phone_index: nullable(d.phoneIndex) } : {}),
       };
     case 'PasswordChanged':
       return { hashed_password: str(d.passwordHash) };
@@ -52,7 +67,7 @@ function userChanges(type: string, d: Data): Row {
     case 'UserReactivated':
       return { is_active: true };
     case 'UserFederationLinked':
-      return { federated_provider: str(d.provider), federated_sub: str(d.subject) };
+      return { federated_provider: str(d.provider), federated_sub: nullable(d.subject), federated_index: nullable(d.federatedIndex) };
     default:
       return {};
   }

@@ -2,9 +2,10 @@
 import type { Queryable } from '../db/pool.js';
 import type { TenantFence } from './commands.js';
 
+/** Email, phone number and federated subject are sealed in the read model: open them before answering. */
 export interface UserRecord {
   id: string;
-  email: string;
+  email: string | null;
   phone_number: string | null;
   is_active: boolean;
   has_password: boolean;
@@ -65,13 +66,13 @@ export async function findCredentials(db: Queryable, id: string): Promise<LoginC
   return rows[0];
 }
 
-/** The account a username (email, case-insensitive, or phone number) names. */
-export async function findLoginCandidate(db: Queryable, username: string): Promise<LoginCandidate | undefined> {
+/** The account a username names, by the blind indexes of the username as an email (lower-cased) and as a phone number. */
+export async function findLoginCandidate(db: Queryable, indexes: { email: string; phone: string }): Promise<LoginCandidate | undefined> {
   const { rows } = await db.query<LoginCandidate>(
     `SELECT id, hashed_password, is_active FROM iam_users
-     WHERE lower(email) = lower($1) OR phone_number = $1
-     ORDER BY lower(email) = lower($1) DESC LIMIT 1`,
-    [username],
+     WHERE email_index = $1 OR phone_index = $2
+     ORDER BY email_index = $1 DESC LIMIT 1`,
+    [indexes.email, indexes.phone],
   );
   return rows[0];
 }
@@ -120,25 +121,26 @@ export async function loadActiveRevocations(db: Queryable): Promise<{ jti: strin
 
 export interface AccountRow {
   id: string;
-  email: string;
+  email: string | null;
   is_active: boolean;
   federated_provider: string | null;
   federated_sub: string | null;
   tenant: string | null;
 }
 
-export async function findUserByFederatedIdentity(db: Queryable, provider: string, subject: string): Promise<AccountRow | undefined> {
+/** By the blind index of `<provider> <subject>`. */
+export async function findUserByFederatedIdentity(db: Queryable, federatedIndex: string): Promise<AccountRow | undefined> {
   const { rows } = await db.query<AccountRow>(
-    'SELECT id, email, is_active, federated_provider, federated_sub, tenant FROM iam_users WHERE federated_provider = $1 AND federated_sub = $2',
-    [provider, subject],
+    'SELECT id, email, is_active, federated_provider, federated_sub, tenant FROM iam_users WHERE federated_index = $1',
+    [federatedIndex],
   );
   return rows[0];
 }
 
-export async function findUserByEmail(db: Queryable, email: string): Promise<AccountRow | undefined> {
-  const { rows } = await db.query<AccountRow>(
-    'SELECT id, email, is_active, federated_provider, federated_sub, tenant FROM iam_users WHERE lower(email) = lower($1)',
-    [email],
-  );
+/** By the blind index of the lower-cased email. */
+export async function findUserByEmail(db: Queryable, emailIndex: string): Promise<AccountRow | undefined> {
+  const { rows } = await db.query<AccountRow>('SELECT id, email, is_active, federated_provider, federated_sub, tenant FROM iam_users WHERE email_index = $1', [
+    emailIndex,
+  ]);
   return rows[0];
 }

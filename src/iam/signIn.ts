@@ -57,7 +57,8 @@ export class AuthService {
   private async checkPassword(username: string, password: string, issuedAtMs: number): Promise<MintedToken> {
     // bcrypt sees only 72 bytes, so without this a padded password would match; the length says nothing about the account.
     if (isOversizePassword(password)) throw new UnauthenticatedError(LOGIN_FAILED_MESSAGE);
-    const candidate = await findLoginCandidate(this.pool, username);
+    const personal = this.commands.personal;
+    const candidate = await findLoginCandidate(this.pool, { email: await personal.emailIndex(username), phone: await personal.phoneIndex(username) });
     const usable = candidate?.is_active ? candidate.hashed_password : null;
     const matches = await verifyPassword(password, usable);
     if (!candidate || !matches) throw new UnauthenticatedError(LOGIN_FAILED_MESSAGE);

@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'METHOD_NOT_ALLOWED',
   'NOT_IMPLEMENTED',
   'UNAVAILABLE',
+  'DATA_INTEGRITY',
   'INTERNAL',
 ] as const;
 
@@ -173,4 +174,14 @@ export class VersionConflictError extends AppError {
 
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
+}
+
+/**
+ * A stored value that must authenticate does not (a tampered or corrupted ciphertext, or one sealed
+ * under a key this service does not hold): never read as plaintext, never shown as anything else.
+ */
+export class DataIntegrityError extends AppError {
+  constructor(message: string, fields: Record<string, unknown> = {}) {
+    super('DATA_INTEGRITY', message, fields);
+  }
 }

@@ -4,6 +4,7 @@ import type { ProjectDocument } from '../project/documents.js';
 import type { RowProjection } from '../projections/types.js';
 import { parseModelDefinition, type ModelDefinition, type RelationDefinition } from './definition.js';
 import { recordProjection } from './records.js';
+import { personalFieldsOf } from './definition.js';
 import { planModelTable } from './tables.js';
 
 export class ModelBootError extends Error {
@@ -90,7 +91,9 @@ export async function prepareModelTables(pool: Pool, models: ModelDefinition[]):
 }
 
 export function modelProjections(models: ModelDefinition[]): RowProjection[] {
-  return [...groupByTable(models)].map(([table, versions]) => recordProjection(table, versions[0]!.primaryKey.name));
+  return [...groupByTable(models)].map(([table, versions]) =>
+    recordProjection(table, versions[0]!.primaryKey.name, [...new Set(versions.flatMap(personalFieldsOf))]),
+  );
 }
 
 function groupByTable(models: ModelDefinition[]): Map<string, ModelDefinition[]> {

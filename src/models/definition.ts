@@ -17,6 +17,8 @@ export interface FieldDefinition {
   filterable: boolean;
   enumValues?: string[];
   description?: string;
+  /** `personal: true` (string and text fields): sealed per record in events and the table (docs/privacy.md). */
+  personal?: boolean;
 }
 
 export interface RelationDefinition {
@@ -99,6 +101,7 @@ const documentSchema = compileValidator<RawModel>({
               input: { type: 'boolean' },
               filterable: { type: 'boolean' },
               enum_values: { type: 'array', items: { type: 'string' }, minItems: 1 },
+              personal: { type: 'boolean' },
               description: { type: 'string' },
             },
           },
@@ -148,6 +151,7 @@ interface RawField {
   filterable?: boolean;
   enum_values?: string[];
   description?: string;
+  personal?: boolean;
 }
 
 interface RawModel {
@@ -190,6 +194,10 @@ export function parseModelDefinition(document: ProjectDocument): { model?: Model
   if (keys[0] && keys[0].type !== 'uuid') problems.push('the primary key must be of type uuid (the service fills it)');
   if (names.includes('svc_tenant')) problems.push('svc_tenant is a reserved column');
   fields.filter((f) => f.type === 'enum' && !f.enumValues).forEach((f) => problems.push(`enum field ${f.name} needs enum_values`));
+  for (const field of fields.filter((f) => f.personal)) {
+    if (field.type !== 'string' && field.type !== 'text') problems.push(`personal field ${field.name} must be of type string or text (it is stored sealed)`);
+    if (field.primaryKey) problems.push(`the primary key ${field.name} cannot be personal`);
+  }
   if (RESERVED_TABLES.test(raw.spec.tablename)) problems.push(`tablename ${raw.spec.tablename} is reserved for the service`);
   const slug = raw.metadata.name.toLowerCase();
   const access = toAccess(slug, raw.spec.access ?? {});
@@ -234,10 +242,17 @@ function toField(raw: RawField): FieldDefinition {
     primaryKey,
     required: raw.required ?? false,
     input: raw.input ?? !(primaryKey || SERVICE_FILLED.has(raw.name)),
-    filterable: raw.filterable ?? raw.type !== 'jsonb',
+    // A sealed value cannot be filtered on: its ciphertext differs every time.
+    filterable: raw.personal ? false : (raw.filterable ?? raw.type !== 'jsonb'),
+    personal: raw.personal ?? false,
     ...(raw.enum_values ? { enumValues: raw.enum_values } : {}),
     ...(raw.description ? { description: raw.description } : {}),
   };
+}
+
+/** The names of a model's `personal: true` fields. */
+export function personalFieldsOf(model: ModelDefinition): string[] {
+  return model.fields.filter((f) => f.personal).map((f) => f.name);
 }
 
 function groupsOf(value: string | string[] | null | undefined): string[] | undefined {

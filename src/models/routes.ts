@@ -54,6 +54,7 @@ export function modelCrudRouter(deps: ModelCrudDeps): Router {
     return compiled;
   };
   const tenantOf = (req: Request) => req.principal?.tenant ?? null;
+  const openOne = async (model: ModelDefinition, record: JsonObject | undefined) => (record ? (await records.open(model, [record]))[0] : record);
   const context = (req: Request) => ({ tenant: tenantOf(req), at: clock.now().toISOString(), metadata: requestMetadata(req) });
 
   router.get('/models/:model', async (req, res) => {
@@ -62,14 +63,14 @@ export function modelCrudRouter(deps: ModelCrudDeps): Router {
     const page = { limit: integerParam(query.limit, 'limit', 100, 1, 1000), offset: integerParam(query.offset, 'offset', 0, 0, 1_000_000_000) };
     const { value: rows, db } = await deps.reads.read(req, (db) => listRecords(db, model, { ...page, filters: query.filter ?? {} }, tenantOf(req)));
     await includeRelations(db, model, rows, await relationsFor(req, model, query.include), tenantOf(req));
-    res.json(rows);
+    res.json(await records.open(model, rows));
   });
 
   router.post('/models/:model', async (req, res) => {
     const model = await authorize(req, 'create');
     const values = validatorsOf(model).create.parse(req.body ?? {}) as JsonObject;
     const id = await records.create(model, values, context(req));
-    res.status(201).json(await findRecord(pool, model, id, tenantOf(req)));
+    res.status(201).json(await openOne(model, await findRecord(pool, model, id, tenantOf(req))));
   });
 
   router.get('/models/:model/:id', async (req, res) => {
@@ -78,7 +79,7 @@ export function modelCrudRouter(deps: ModelCrudDeps): Router {
     const { value: record, db } = await deps.reads.read(req, (db) => findRecord(db, model, String(req.params.id), tenantOf(req)));
     if (!record) throw new NotFoundError(`${model.name} ${req.params.id} not found`);
     await includeRelations(db, model, [record], await relationsFor(req, model, query.include), tenantOf(req));
-    res.json(record);
+    res.json(await openOne(model, record));
   });
 
   router.patch('/models/:model/:id', async (req, res) => {
@@ -87,7 +88,7 @@ export function modelCrudRouter(deps: ModelCrudDeps): Router {
     const id = String(req.params.id);
     if (!(await findRecord(pool, model, id, tenantOf(req)))) throw new NotFoundError(`${model.name} ${id} not found`);
     if (Object.keys(changes).length > 0) await records.update(model, id, changes, context(req));
-    res.json(await findRecord(pool, model, id, tenantOf(req)));
+    res.json(await openOne(model, await findRecord(pool, model, id, tenantOf(req))));
   });
 
   router.delete('/models/:model/:id', async (req, res) => {

@@ -60,7 +60,8 @@ export const components: OpenAPIV3_1.ComponentsObject = {
     User: object(
       {
         id: uuid,
-        email: str,
+        // null once the user was erased (POST /admin/erasure).
+        email: { type: ['string', 'null'] },
         phone_number: { type: ['string', 'null'] },
         is_active: bool,
         has_password: bool,

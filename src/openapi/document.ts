@@ -13,6 +13,7 @@ import { approvalPaths, runPaths } from './paths/runs.js';
 import { systemPaths } from './paths/system.js';
 import { schedulePaths } from './paths/schedules.js';
 import { auditPaths } from './paths/audit.js';
+import { privacyPaths } from './paths/privacy.js';
 
 export interface OpenApiSources {
   workflows: WorkflowRegistry;
@@ -35,6 +36,7 @@ export function buildOpenApi({ workflows, models, crudEnabled }: OpenApiSources)
     ...versionPaths(),
     ...schedulePaths(),
     ...auditPaths(),
+    ...privacyPaths(),
     ...(crudEnabled ? modelPaths(models, schemas) : {}),
   };
   return {

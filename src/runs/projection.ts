@@ -65,14 +65,16 @@ function rowOf(state: RunState): Row {
 
 export const runsProjection = defineProjection({
   name: 'svc_runs',
-  version: 5,
+  version: 6,
   table: 'svc_runs',
   key: ['id'],
-  eventTypes: RUN_EVENT_TYPES,
+  // run_expired (on the run's retention stream) removes the row: the run outlived its retention.
+  eventTypes: [...RUN_EVENT_TYPES, 'run_expired'],
   // run_started opens the run's stream (appended at version 0): its row never exists before it.
   startsRow: ['run_started'],
-  keysOf: (event: RecordedEvent) => [{ id: runIdOf(event.streamId) }],
+  keysOf: (event: RecordedEvent) => [{ id: event.type === 'run_expired' ? String((event.data as JsonObject).run_id) : runIdOf(event.streamId) }],
   evolve(row: Row | null, _key, event): Row | null {
+    if (event.type === 'run_expired') return null;
     if (!row && event.type !== 'run_started') return null;
     const runEvent = asRunEvent(event);
     const state = evolveRun(row ? stateOf(row) : initialRunState, runEvent, event.recordedAt, event.streamPosition);

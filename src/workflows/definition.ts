@@ -1,6 +1,7 @@
 // Workflow documents: the typed shape the engine runs (DESIGN section 3).
 import type { ProjectDocument } from '../project/documents.js';
 import { toConcurrency, type ConcurrencyDefinition } from './concurrency.js';
+import { toRunRetention } from './retention.js';
 import { toSchedules, type ScheduleDefinition } from './schedules.js';
 
 export const STEP_KINDS = ['Functional', 'Agent', 'MCP', 'APICall', 'Router', 'Response', 'ModelOp', 'HumanInTheLoop', 'Wait', 'Workflow'] as const;
@@ -49,6 +50,8 @@ export interface WorkflowDefinition {
   };
   /** spec.concurrency (null: every run starts at once). */
   concurrency: ConcurrencyDefinition | null;
+  /** spec.retention.runs in milliseconds (null: SVC_RUN_RETENTION, or kept forever). */
+  runRetentionMs?: number | null;
   output: string | null;
   steps: StepDefinition[];
   file: string;
@@ -84,6 +87,7 @@ export function toWorkflowDefinition(document: ProjectDocument): WorkflowDefinit
       schedules: toSchedules(trigger.schedule),
     },
     concurrency: toConcurrency(spec.concurrency),
+    runRetentionMs: toRunRetention(spec.retention),
     output: typeof spec.output === 'string' ? spec.output : null,
     steps: steps.map((raw, index) => toStep(asRecord(raw), index)),
     file: document.file,

@@ -256,7 +256,11 @@ describe('loadSettings', () => {
 
     it('accepts every setting of the schema under spec.settings', () => {
       writeSystemConfig(['kind: SystemConfig', 'spec:', '  settings:', ...SETTING_NAMES.map((name) => `    ${name}: ""`), ''].join('\n'));
-      expect(problemsOf({})).to.deep.equal(['SVC_SIGNING_KEY must be 64 hex characters (a 32-byte Ed25519 private key)']);
+      // Like the signing key, an empty data key is refused rather than read as unset.
+      expect(problemsOf({})).to.deep.equal([
+        'SVC_SIGNING_KEY must be 64 hex characters (a 32-byte Ed25519 private key)',
+        'SVC_DATA_KEY must be 64 hex characters (a 32-byte AES-256 key that wraps the personal data keys)',
+      ]);
     });
 
     it('reads SVC_HORIZON_STALL_SECONDS (at least 1)', () => {

@@ -1,5 +1,6 @@
 // Rebuilding each IAM read model from the log after a realistic history gives, byte for byte, the table built inline.
 import { expect } from 'chai';
+import { openDataKeys } from '../../src/privacy/boot.js';
 import { IamCommands } from '../../src/iam/handlers.js';
 import { iamProjections } from '../../src/iam/projection.js';
 import { systemClock } from '../../src/kernel/clock.js';
@@ -47,7 +48,7 @@ describe('IAM projections: rebuild after a realistic history', function () {
   before(async () => {
     service = await startTestService();
     admin = await bootstrapAdmin(service.url);
-    const commands = new IamCommands(service.kernel.store, systemClock);
+    const commands = new IamCommands(service.kernel.store, systemClock, await openDataKeys(service.kernel.pool, service.kernel.settings, false));
 
     await Promise.all([
       createRole('reader', ['runs:read']),

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type { Pool } from '../../../src/db/pool.js';
+import { openDataKeys } from '../../../src/privacy/boot.js';
 import type { Service } from '../../../src/main.js';
 import { createTestDatabase, freePort } from '../../support/db.js';
 import { call, type HttpResult } from '../../support/http.js';
@@ -155,14 +156,20 @@ export interface StoredEvent {
   data: Record<string, any>;
 }
 
+/** Users' personal values are sealed in the database (docs/privacy.md): the helpers below answer them opened. */
+async function opened<T>(pool: Pool, value: T): Promise<T> {
+  const keys = await openDataKeys(pool, { env: 'test', dataKeyHex: undefined, previousDataKeyHex: undefined }, false);
+  return keys.openDeep(value);
+}
+
 export async function eventsOfStream(pool: Pool, streamId: string): Promise<StoredEvent[]> {
   const { rows } = await pool.query<StoredEvent>('SELECT stream_id, type, data FROM events WHERE stream_id = $1 ORDER BY stream_position', [streamId]);
-  return rows;
+  return opened(pool, rows);
 }
 
 export async function eventsOfType(pool: Pool, type: string): Promise<StoredEvent[]> {
   const { rows } = await pool.query<StoredEvent>('SELECT stream_id, type, data FROM events WHERE type = $1 ORDER BY global_position', [type]);
-  return rows;
+  return opened(pool, rows);
 }
 
 export interface UserRow {
@@ -173,10 +180,14 @@ export interface UserRow {
   federated_sub: string | null;
 }
 
+/** `where` (SQL) is asked of the users with their values opened (the table holds them sealed). */
 export async function usersWhere(pool: Pool, where = 'true', params: unknown[] = []): Promise<UserRow[]> {
+  const all = await pool.query('SELECT id, email, hashed_password, federated_provider, federated_sub, created_at FROM iam_users');
   const { rows } = await pool.query<UserRow>(
-    `SELECT id, email, hashed_password, federated_provider, federated_sub FROM iam_users WHERE ${where} ORDER BY created_at, id`,
-    params,
+    `SELECT id, email, hashed_password, federated_provider, federated_sub FROM jsonb_to_recordset($${params.length + 1}::jsonb)
+       AS iam_users(id uuid, email text, hashed_password text, federated_provider text, federated_sub text, created_at timestamptz)
+     WHERE ${where} ORDER BY created_at, id`,
+    [...params, JSON.stringify(await opened(pool, all.rows))],
   );
   return rows;
 }
