@@ -415,7 +415,18 @@ describe('OpenAPI document of a fixture project', () => {
     const failed = await call(service.url, 'POST', '/api/t/broken', { token, json: {} });
     // An error routed to END answers the envelope with 400, as documented.
     expect(failed.status, JSON.stringify(failed.body)).to.equal(400);
-    expect(jsonSchemaOf(doc.paths['/api/t/broken'].post.responses['400'].content)).to.deep.equal(ref('WorkflowError'));
+    const documented400 = jsonSchemaOf(doc.paths['/api/t/broken'].post.responses['400'].content);
+    expect(documented400).to.deep.equal({ anyOf: [ref('WorkflowError'), ref('Error')] });
     expectMatches(doc, 'WorkflowError', failed.body);
+    // Fuzzing finding: a trigger's 400 before any run (a bad Idempotency-Key, a body that is not JSON) is
+    // the Error shape, which the documented 400 once left out.
+    for (const refused of [
+      await call(service.url, 'POST', '/api/t/echo', { token, json: { text: 'hi' }, headers: { 'idempotency-key': '' } }),
+      await call(service.url, 'POST', '/api/t/echo', { token, json: '{' }),
+    ]) {
+      expect(refused.status, JSON.stringify(refused.body)).to.equal(400);
+      expectMatches(doc, 'Error', refused.body);
+      expect(schemaValidator(doc, documented400)(refused.body), JSON.stringify(refused.body)).to.equal(true);
+    }
   });
 });

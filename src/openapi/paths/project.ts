@@ -55,7 +55,11 @@ function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, s
     errors: gated ? [403] : [],
     extraResponses: {
       202: { description: 'The run is waiting or still running', content: { 'application/json': { schema: ref('Run') } } },
-      400: envelope('The run ended through an error route (or, in the Error shape, an Idempotency-Key that is empty or not 1-255 printable ASCII)'),
+      400: {
+        description:
+          'The run ended through an error route (WorkflowError), or the request was refused before any run (Error: an Idempotency-Key that is empty or not 1-255 printable ASCII, a body that is not JSON or does not match its Content-Encoding)',
+        content: { 'application/json': { schema: { anyOf: [ref('WorkflowError'), ref('Error')] } } },
+      },
       405: { description: 'Wrong method for this trigger path' },
       413: ERRORS[413],
       ...(workflow.concurrency?.onLimit === 'reject'
