@@ -82,6 +82,17 @@ describe('OpenAPI document of the example project', () => {
     expect(doc.components.schemas['open_ticket.output'].properties).to.have.keys(Object.keys(doc.components.schemas['Ticket.read'].properties));
   });
 
+  it('documents the status_code of Response steps (fuzzing finding: service_status answered an undocumented 502)', () => {
+    for (const path of ['/api/status', '/api/workflows/service_status/runs']) {
+      const down = doc.paths[path].post.responses['502'];
+      expect(down, `${path} documents 502`).to.be.an('object');
+      expect(down.description).to.include('`down`');
+      expect(jsonSchemaOf(down.content)).to.deep.equal({});
+    }
+    // A workflow without such a step documents no extra status.
+    expect(doc.paths['/api/hello'].post.responses).to.not.have.property('502');
+  });
+
   it('describes every CRUD operation the models opt into, with the create, read and update variants', () => {
     for (const [model, slug] of [
       ['Ticket', 'ticket'],

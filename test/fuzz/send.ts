@@ -12,6 +12,8 @@ export interface Answer {
   status: number;
   contentType: string;
   requestId: string;
+  /** `X-Svc-Run-Id`: the answer is a run's (which ran, and may have ended on an error route). */
+  runId: string | null;
   /** Parsed JSON, the text when it is not JSON; undefined for an event stream (not read). */
   body: unknown;
 }
@@ -44,7 +46,7 @@ export async function send(baseUrl: string, request: FuzzRequest, tokens: Tokens
     const contentType = response.headers.get('content-type') ?? '';
     if (contentType.startsWith('text/event-stream')) {
       await response.body?.cancel();
-      return { status: response.status, contentType, requestId, body: undefined };
+      return { status: response.status, contentType, requestId, runId: response.headers.get('x-svc-run-id'), body: undefined };
     }
     const raw = await response.text();
     let body: unknown = raw;
@@ -53,7 +55,7 @@ export async function send(baseUrl: string, request: FuzzRequest, tokens: Tokens
     } catch {
       // Not JSON: kept as text.
     }
-    return { status: response.status, contentType, requestId, body };
+    return { status: response.status, contentType, requestId, runId: response.headers.get('x-svc-run-id'), body };
   } catch (error) {
     if (signal.aborted) throw new Error(`${what}: no answer within ${REQUEST_DEADLINE_MS} ms (a hang)`);
     throw new Error(`${what}: the connection failed: ${String((error as Error).cause ?? error)}`);

@@ -75,7 +75,27 @@ function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, s
       },
     },
   });
+  op.responses = { ...op.responses, ...responseStepAnswers(workflow, (op.responses ?? {}) as Record<string, OpenAPIV3_1.ResponseObject>) };
   return op;
+}
+
+/**
+ * The statuses the workflow's Response steps answer with (`status_code`, 201 unless set): the output
+ * they map, any JSON. Where another answer has the status already (a 400 or 500 envelope), either may come.
+ */
+function responseStepAnswers(workflow: WorkflowDefinition, documented: Record<string, OpenAPIV3_1.ResponseObject>): Record<string, OpenAPIV3_1.ResponseObject> {
+  const answers: Record<string, OpenAPIV3_1.ResponseObject> = {};
+  for (const step of workflow.steps) {
+    const status = step.config.status_code;
+    if (step.kind !== 'Response' || typeof status !== 'number' || status === 201) continue;
+    const key = String(status);
+    const said = `The output of Response step \`${step.id}\` (its \`status_code\` ${status})`;
+    const earlier = answers[key] ?? documented[key];
+    answers[key] = earlier
+      ? { description: `${earlier.description}; or ${said}`, content: { 'application/json': { schema: {} } } }
+      : { description: said, content: { 'application/json': { schema: {} } } };
+  }
+  return answers;
 }
 
 /** What spec.concurrency does to a start, for the operation's description. */
