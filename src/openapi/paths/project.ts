@@ -20,6 +20,12 @@ const IDEMPOTENCY_KEY = {
     'Within SVC_IDEMPOTENCY_TTL_SECONDS, a repeat with the same key (same caller, same workflow) starts nothing and answers as the first request did, with `Idempotent-Replayed: true` and the same `X-Svc-Run-Id`; the same key with another body is 422 `IDEMPOTENCY_KEY_REUSED`.',
 };
 
+/** A trigger's 422: the input does not match (ValidationError), or the Idempotency-Key came with another body (Error). */
+const TRIGGER_422: OpenAPIV3_1.ResponseObject = {
+  description: 'Request validation failed (ValidationError), or this Idempotency-Key was used with another request body (Error, code `IDEMPOTENCY_KEY_REUSED`)',
+  content: { 'application/json': { schema: { anyOf: [ref('ValidationError'), ref('Error')] } } },
+};
+
 function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, schemas: Schemas, generic: boolean): Operation {
   const input = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', models);
   const output = workflow.trigger.responseSchema !== null ? resolveSchema(workflow, workflow.trigger.responseSchema, 'response', models) : undefined;
@@ -75,7 +81,7 @@ function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, s
       },
     },
   });
-  op.responses = { ...op.responses, ...responseStepAnswers(workflow, (op.responses ?? {}) as Record<string, OpenAPIV3_1.ResponseObject>) };
+  op.responses = { ...op.responses, 422: TRIGGER_422, ...responseStepAnswers(workflow, (op.responses ?? {}) as Record<string, OpenAPIV3_1.ResponseObject>) };
   return op;
 }
 
