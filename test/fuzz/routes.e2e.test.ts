@@ -132,7 +132,7 @@ describe(`fuzzing every operation of /openapi.json (seed ${SEED}, ${RUNS} runs e
     const before = await sideCounts(db);
     const answer = await send(service.url, request, tokens);
     statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-    if (answer.status >= 500) console.log(`fuzz: ${answer.status} from ${request.method} ${request.url}: ${JSON.stringify(answer.body).slice(0, 300)}`);
+    if (answer.status >= 500) console.log(`fuzz: ${answer.status} from ${JSON.stringify(request).slice(0, 300)}: ${JSON.stringify(answer.body).slice(0, 300)}`);
     const what = `${request.method} ${request.url} [token ${request.token}]`;
     const documented5xx =
       answer.status >= 500 && responseSchema(doc, op, answer.status) !== undefined && (answer.body as { code?: string })?.code !== 'INTERNAL';
