@@ -17,6 +17,7 @@ const NUL = /\u0000/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const NUL_ISSUE = { msg: 'String should not contain the NUL character (U+0000)', type: 'value_error' };
 const SURROGATE_ISSUE = { msg: 'String should not contain a lone surrogate (U+D800 to U+DFFF without its pair)', type: 'value_error' };
+const NON_FINITE_ISSUE = { msg: 'Number should be finite (a literal such as 1e999 parses to Infinity, which JSON cannot hold)', type: 'value_error' };
 
 export class ForbiddenKeyError extends Error {
   constructor(readonly key: string) {
@@ -42,7 +43,7 @@ export interface JsonFindings {
   isTooDeep: boolean;
   /** The first prototype-reaching key met. */
   forbiddenKey: string | undefined;
-  /** Strings and keys PostgreSQL text and jsonb cannot hold (NUL, lone surrogates), as 422 issues. */
+  /** Strings and keys PostgreSQL text and jsonb cannot hold (NUL, lone surrogates), and numbers JSON cannot (1e999), as 422 issues. */
   unstorable: ValidationIssue[];
 }
 
@@ -70,6 +71,9 @@ export function inspectJson(root: unknown, loc: readonly (string | number)[], ma
     const visit = stack.pop()!;
     const { value } = visit;
     if (typeof value === 'string') checkText(value, visit);
+    if (typeof value === 'number' && !Number.isFinite(value) && findings.unstorable.length < MAX_TEXT_ISSUES) {
+      findings.unstorable.push({ loc: pathOf(visit), ...NON_FINITE_ISSUE });
+    }
     if (typeof value !== 'object' || value === null) continue;
     const depth = visit.depth + 1;
     if (depth > maxDepth) {
@@ -91,7 +95,7 @@ export function inspectJson(root: unknown, loc: readonly (string | number)[], ma
 /**
  * Refuses what a client's JSON (a request body, a gRPC payload, MCP tool arguments) may not carry:
  * nesting past MAX_JSON_DEPTH (BadRequestError), a prototype key (ForbiddenKeyError), text
- * PostgreSQL cannot store (ValidationError, 422 with each place under `location`).
+ * PostgreSQL cannot store and numbers past JSON's range (ValidationError, 422 with each place under `location`).
  */
 export function refuseUnsafeJson(value: unknown, location: string): void {
   const findings = inspectJson(value, [location], MAX_JSON_DEPTH);

@@ -72,7 +72,8 @@ describe('OpenAPI document of the example project', () => {
         expect(jsonSchemaOf(op.requestBody.content)).to.deep.equal(ref(`${name}.input`));
         expect(jsonSchemaOf(op.responses['202'].content)).to.deep.equal(ref('Run'));
         expect(jsonSchemaOf(op.responses['500'].content)).to.deep.equal(ref('WorkflowError'));
-        expect(jsonSchemaOf(op.responses['422'].content)).to.deep.equal(ref('ValidationError'));
+        // Fuzzing finding: IDEMPOTENCY_KEY_REUSED is a 422 in the Error shape.
+        expect(jsonSchemaOf(op.responses['422'].content)).to.deep.equal({ anyOf: [ref('ValidationError'), ref('Error')] });
       }
       expect(doc.components.schemas[`${name}.input`], `${name}.input`).to.be.an('object');
     }
@@ -82,6 +83,17 @@ describe('OpenAPI document of the example project', () => {
     const openTicket = doc.paths['/api/tickets/open'].post;
     expect(jsonSchemaOf(openTicket.responses['201'].content)).to.deep.equal(ref('open_ticket.output'));
     expect(doc.components.schemas['open_ticket.output'].properties).to.have.keys(Object.keys(doc.components.schemas['Ticket.read'].properties));
+  });
+
+  it('documents the status_code of Response steps (fuzzing finding: service_status answered an undocumented 502)', () => {
+    for (const path of ['/api/status', '/api/workflows/service_status/runs']) {
+      const down = doc.paths[path].post.responses['502'];
+      expect(down, `${path} documents 502`).to.be.an('object');
+      expect(down.description).to.include('`down`');
+      expect(jsonSchemaOf(down.content)).to.deep.equal({});
+    }
+    // A workflow without such a step documents no extra status.
+    expect(doc.paths['/api/hello'].post.responses).to.not.have.property('502');
   });
 
   it('describes every CRUD operation the models opt into, with the create, read and update variants', () => {
@@ -418,7 +430,18 @@ describe('OpenAPI document of a fixture project', () => {
     const failed = await call(service.url, 'POST', '/api/t/broken', { token, json: {} });
     // An error routed to END answers the envelope with 400, as documented.
     expect(failed.status, JSON.stringify(failed.body)).to.equal(400);
-    expect(jsonSchemaOf(doc.paths['/api/t/broken'].post.responses['400'].content)).to.deep.equal(ref('WorkflowError'));
+    const documented400 = jsonSchemaOf(doc.paths['/api/t/broken'].post.responses['400'].content);
+    expect(documented400).to.deep.equal({ anyOf: [ref('WorkflowError'), ref('Error')] });
     expectMatches(doc, 'WorkflowError', failed.body);
+    // Fuzzing finding: a trigger's 400 before any run (a bad Idempotency-Key, a body that is not JSON) is
+    // the Error shape, which the documented 400 once left out.
+    for (const refused of [
+      await call(service.url, 'POST', '/api/t/echo', { token, json: { text: 'hi' }, headers: { 'idempotency-key': '' } }),
+      await call(service.url, 'POST', '/api/t/echo', { token, json: '{' }),
+    ]) {
+      expect(refused.status, JSON.stringify(refused.body)).to.equal(400);
+      expectMatches(doc, 'Error', refused.body);
+      expect(schemaValidator(doc, documented400)(refused.body), JSON.stringify(refused.body)).to.equal(true);
+    }
   });
 });

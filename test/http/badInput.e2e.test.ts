@@ -1,5 +1,6 @@
 // Bad input is a 4xx on every route, never a 500: malformed compressed bodies, JSON nested past the
-// documented 100 levels, NUL characters and lone surrogates (which PostgreSQL cannot store), and a
+// documented 100 levels, NUL characters and lone surrogates (which PostgreSQL cannot store), numbers past
+// a double's range, and a
 // database error inside a run never reaches the client as its text.
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
@@ -186,6 +187,22 @@ describe('bad input is a 4xx on every route, never a 500', function () {
     const emoji = await raw('POST', '/api/h/echo', String.raw`{"text":"smile \ud83d\ude00"}`);
     expect(emoji.status, JSON.stringify(emoji.body)).to.equal(201);
     expect(emoji.body.text).to.equal('smile 😀');
+  });
+
+  it('refuses a number past the range of a double (1e999, Infinity once parsed) with 422 naming the place, on every route, and writes nothing', async () => {
+    // Fuzzing finding: {"name":1e999} as the input of a workflow without input_schema failed to hash
+    // into the event log and was answered 503 "the database is unavailable".
+    const eventsBefore = await countEvents();
+    for (const route of jsonRoutes()) {
+      const body = JSON.stringify(route.valid).replace(/^\{/, '{"extra":{"list":[1,-1e999]},');
+      expectTextRefused(await raw(route.method, route.path, body), `${route.path} -1e999`, ['body', 'extra', 'list', 1], /finite/);
+    }
+    expectTextRefused(await raw('POST', '/api/workflows/echo/runs', '{"text":"x","data":1e999}'), 'runs', ['body', 'data'], /finite/);
+    expect(await countEvents()).to.equal(eventsBefore);
+    // Large but finite numbers are fine.
+    const large = await raw('POST', '/api/h/echo', '{"text":"x","data":1e308}');
+    expect(large.status, JSON.stringify(large.body)).to.equal(201);
+    expect(large.body.data).to.equal(1e308);
   });
 
   it('refuses NUL in a form body and in a GET trigger query with 422, and writes nothing', async () => {

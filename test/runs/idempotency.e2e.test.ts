@@ -10,6 +10,7 @@ import { SseReader } from '../support/sse.js';
 import { createTestDatabase } from '../support/db.js';
 import { createUser } from '../support/users.js';
 import { ENGINE_PROJECT } from '../workflows/helpers.js';
+import { schemaValidator } from '../api/openapiCheck.js';
 import { keyHashOf } from '../../src/runs/idempotency/keys.js';
 import { KEY_CLAIMED, keyStream } from '../../src/runs/idempotency/projection.js';
 
@@ -70,7 +71,12 @@ describe('Idempotency-Key on triggers', function () {
     expect([again.status, again.body, runIdOf(again), isReplay(again)]).to.deep.equal([500, first.body, runIdOf(first), true]);
     const completed = await trigger(second.url, '/api/wf/route', { token: alice.token, key: 'order-1', json: { want: 'jump' } });
     expect([completed.status, isReplay(completed)]).to.deep.equal([201, true]);
-    expectError(await trigger(service.url, '/api/wf/route', { token: alice.token, key: 'order-1', json: { want: 'fall' } }), 422, 'IDEMPOTENCY_KEY_REUSED');
+    const reused = await trigger(service.url, '/api/wf/route', { token: alice.token, key: 'order-1', json: { want: 'fall' } });
+    expectError(reused, 422, 'IDEMPOTENCY_KEY_REUSED');
+    // Fuzzing finding: the trigger's documented 422 once allowed only the ValidationError shape.
+    const doc = (await call(service.url, 'GET', '/openapi.json')).body;
+    const documented = doc.paths['/api/wf/route'].post.responses['422'].content['application/json'].schema;
+    expect(schemaValidator(doc, documented)(reused.body), JSON.stringify(reused.body)).to.equal(true);
     expect(await runsOf(alice.token, 'route')).to.equal(2);
   });
 

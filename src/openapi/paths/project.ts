@@ -20,6 +20,12 @@ const IDEMPOTENCY_KEY = {
     'Within SVC_IDEMPOTENCY_TTL_SECONDS, a repeat with the same key (same caller, same workflow) starts nothing and answers as the first request did, with `Idempotent-Replayed: true` and the same `X-Svc-Run-Id`; the same key with another body is 422 `IDEMPOTENCY_KEY_REUSED`.',
 };
 
+/** A trigger's 422: the input does not match (ValidationError), or the Idempotency-Key came with another body (Error). */
+const TRIGGER_422: OpenAPIV3_1.ResponseObject = {
+  description: 'Request validation failed (ValidationError), or this Idempotency-Key was used with another request body (Error, code `IDEMPOTENCY_KEY_REUSED`)',
+  content: { 'application/json': { schema: { anyOf: [ref('ValidationError'), ref('Error')] } } },
+};
+
 function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, schemas: Schemas, generic: boolean): Operation {
   const input = resolveSchema(workflow, workflow.trigger.inputSchema, 'input', models);
   const output = workflow.trigger.responseSchema !== null ? resolveSchema(workflow, workflow.trigger.responseSchema, 'response', models) : undefined;
@@ -55,7 +61,11 @@ function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, s
     errors: gated ? [403] : [],
     extraResponses: {
       202: { description: 'The run is waiting or still running', content: { 'application/json': { schema: ref('Run') } } },
-      400: envelope('The run ended through an error route (or, in the Error shape, an Idempotency-Key that is empty or not 1-255 printable ASCII)'),
+      400: {
+        description:
+          'The run ended through an error route (WorkflowError), or the request was refused before any run (Error: an Idempotency-Key that is empty or not 1-255 printable ASCII, a body that is not JSON or does not match its Content-Encoding)',
+        content: { 'application/json': { schema: { anyOf: [ref('WorkflowError'), ref('Error')] } } },
+      },
       405: { description: 'Wrong method for this trigger path' },
       413: ERRORS[413],
       ...(workflow.concurrency?.onLimit === 'reject'
@@ -71,7 +81,27 @@ function triggerOperation(workflow: WorkflowDefinition, models: ModelRegistry, s
       },
     },
   });
+  op.responses = { ...op.responses, 422: TRIGGER_422, ...responseStepAnswers(workflow, (op.responses ?? {}) as Record<string, OpenAPIV3_1.ResponseObject>) };
   return op;
+}
+
+/**
+ * The statuses the workflow's Response steps answer with (`status_code`, 201 unless set): the output
+ * they map, any JSON. Where another answer has the status already (a 400 or 500 envelope), either may come.
+ */
+function responseStepAnswers(workflow: WorkflowDefinition, documented: Record<string, OpenAPIV3_1.ResponseObject>): Record<string, OpenAPIV3_1.ResponseObject> {
+  const answers: Record<string, OpenAPIV3_1.ResponseObject> = {};
+  for (const step of workflow.steps) {
+    const status = step.config.status_code;
+    if (step.kind !== 'Response' || typeof status !== 'number' || status === 201) continue;
+    const key = String(status);
+    const said = `The output of Response step \`${step.id}\` (its \`status_code\` ${status})`;
+    const earlier = answers[key] ?? documented[key];
+    answers[key] = earlier
+      ? { description: `${earlier.description}; or ${said}`, content: { 'application/json': { schema: {} } } }
+      : { description: said, content: { 'application/json': { schema: {} } } };
+  }
+  return answers;
 }
 
 /** What spec.concurrency does to a start, for the operation's description. */
