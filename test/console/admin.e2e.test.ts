@@ -11,7 +11,7 @@ import { bootstrapAdmin, client, eventually, type Admin } from '../support/http.
 import { waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
 import { createUser, USER_PASSWORD, type SignedInUser } from '../support/users.js';
-import { CONSOLE_PROJECT, DESKTOP, expectAccessible, screenshot, signIn } from './browser.js';
+import { CONSOLE_PROJECT, DESKTOP, PHONE, expectAccessible, screenshot, signIn } from './browser.js';
 
 /** A yearly schedule (nightly_report/yearly), a model (book) and a project artifact (greeting_prompt). */
 const ADMIN_PROJECT = path.join(path.dirname(CONSOLE_PROJECT), 'admin-project');
@@ -102,6 +102,93 @@ describe('the console administration pages in Chromium', function () {
       await page.locator('[data-verified="true"]', { hasText: /^Intact: \d+ events and \d+ checkpoints checked\.$/ }).waitFor({ timeout: 30_000 });
       await expectAccessible(page, 'audit page with the live tail');
       await screenshot(page, 'audit');
+      expect(failures).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
+  it('lists users with their roles, the roles with their scopes, and the scopes palette', async () => {
+    const { page, failures } = await freshPage();
+    try {
+      await signIn(page, service.url, admin.email, admin.password, '/console/iam');
+      await page.locator(`tr[data-user="${auditor.email}"]`, { hasText: 'auditor' }).waitFor({ timeout: 20_000 });
+      const role = page.locator('table.roles tr[data-role="auditor"]');
+      expect(await role.locator('ul.scopes li').allInnerTexts()).to.deep.equal(['audit:read', 'book:read']);
+      await page.locator('table.palette tr[data-scope="book:read"]', { hasText: 'book list' }).waitFor({ timeout: 20_000 });
+      await page.locator('table.palette tr[data-scope="iam:admin"]', { hasText: 'system' }).waitFor({ timeout: 20_000 });
+      await expectAccessible(page, 'IAM page');
+      await screenshot(page, 'iam');
+      expect(failures).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('shows every artifact with its versions and the content of the version chosen', async () => {
+    for (const content of ['Summarise in one line.', 'Summarise in two lines.']) {
+      const uploaded = await asAdmin().post('/api/artifacts', { name: 'summary_prompt', type: 'prompt', content, description: 'Summarises a ticket.' });
+      expect(uploaded.status, JSON.stringify(uploaded.body)).to.equal(201);
+    }
+    const versions = ((await asAdmin().get('/api/artifacts/summary_prompt')).body as { version: string }).version;
+    const { page, failures } = await freshPage();
+    try {
+      await signIn(page, service.url, admin.email, admin.password, '/console/artifacts');
+      await page.getByRole('link', { name: 'summary_prompt', exact: true }).click();
+      const content = page.getByLabel(/^Content of summary_prompt version /);
+      await content.waitFor({ timeout: 20_000 });
+      expect(await content.innerText()).to.equal('Summarise in two lines.');
+      expect(await page.locator('article[data-version]').getAttribute('data-version')).to.equal(versions);
+      const links = page.locator('tr[data-artifact="summary_prompt"] td a');
+      expect(await links.count()).to.equal(2);
+      await links.first().click();
+      await page.getByText('Summarise in one line.').waitFor({ timeout: 20_000 });
+      await page.getByRole('link', { name: 'greeting_prompt', exact: true }).click();
+      await page.getByText('Say hello to {{ name }} in one sentence.').waitFor({ timeout: 20_000 });
+      await expectAccessible(page, 'artifacts page');
+      await screenshot(page, 'artifacts');
+      expect(failures).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("browses model records and each record's JSON for a user holding the model's read scope", async () => {
+    for (const [title, pages] of [
+      ['Dune', 412],
+      ['Emma', 474],
+    ] as const) {
+      expect((await asAdmin().post('/models/book/', { title, pages })).status).to.equal(201);
+    }
+    const { page, failures } = await freshPage();
+    try {
+      await signIn(page, service.url, auditor.email, USER_PASSWORD, '/console/models');
+      await page.locator('table.records tbody tr', { hasText: 'Dune' }).waitFor({ timeout: 20_000 });
+      expect(await page.locator('table.records tbody tr').count()).to.equal(2);
+      expect(await page.getByRole('combobox').inputValue()).to.equal('book');
+      const emma = page.locator('table.records tbody tr', { hasText: 'Emma' });
+      await emma.locator('summary').click();
+      expect(await emma.getByLabel(/^Record .* of book$/).innerText()).to.include('"pages": 474');
+      await expectAccessible(page, 'models page');
+      await screenshot(page, 'models');
+      await page.setViewportSize(PHONE);
+      await expectAccessible(page, 'models page at phone width');
+      expect(failures).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('shows the administration pages only to the scopes that allow them, and the API refuses the rest anyway', async () => {
+    const viewer = await createUser(service.url, admin.token, 'viewer@example.com', { viewer: ['runs:read'] });
+    const { page, failures } = await freshPage();
+    try {
+      await signIn(page, service.url, viewer.email, USER_PASSWORD);
+      expect(await navLinks(page)).to.deep.equal(['Workflows', 'Runs', 'More']);
+      for (const route of ['/admin/schedules', '/admin/events', '/admin/audit/verify', '/auth/admin/users', '/admin/scopes', '/api/artifacts']) {
+        expect((await client(service.url, viewer.token).get(route)).status, route).to.equal(403);
+      }
+      await page.goto(`${service.url}/console/audit`, { waitUntil: 'load' });
+      await page.getByRole('alert').first().waitFor({ timeout: 20_000 });
       expect(failures).to.deep.equal([]);
     } finally {
       await page.close();

@@ -103,7 +103,7 @@ export function SchedulesPage({ session }: { session: Session }) {
       {schedules.value?.length === 0 && <p>No workflow has a schedule.</p>}
       {schedules.value && schedules.value.length > 0 && (
         <div className="table-scroll">
-          <table>
+          <table className="schedules">
             <caption className="visually-hidden">Schedules, their next and last ticks</caption>
             <thead>
               <tr>
