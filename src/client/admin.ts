@@ -59,10 +59,6 @@ export function iamAdmin(http: HttpCore) {
   return {
     users: (page: { limit?: number; offset?: number } = {}): Promise<AdminUser[]> => http.json(`/auth/admin/users${queryOf(page)}`),
     roles: (): Promise<AdminRole[]> => http.json('/auth/admin/roles'),
-    assignRole: (userId: string, roleId: string): Promise<AdminUser> =>
-      http.json(`/auth/admin/users/${segment(userId)}/roles/${segment(roleId)}`, { method: 'POST' }),
-    revokeRole: (userId: string, roleId: string): Promise<AdminUser> =>
-      http.json(`/auth/admin/users/${segment(userId)}/roles/${segment(roleId)}`, { method: 'DELETE' }),
     scopes: (): Promise<ScopesPalette> => http.json('/admin/scopes'),
   };
 }

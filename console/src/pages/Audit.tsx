@@ -85,7 +85,9 @@ export function EventTable({ events, caption }: { events: LogEvent[]; caption: s
               <td>
                 {event.stream_type} <code className="muted">{event.stream_id}</code>
               </td>
-              <td title={event.metadata.actor?.id}>{event.metadata.actor ? `${event.metadata.actor.type} ${shortId(event.metadata.actor.id)}` : ''}</td>
+              <td className="nowrap" title={event.metadata.actor?.id}>
+                {event.metadata.actor ? `${event.metadata.actor.type} ${shortId(event.metadata.actor.id)}` : ''}
+              </td>
               <td>
                 <details>
                   <summary>data</summary>
