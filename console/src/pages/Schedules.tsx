@@ -60,6 +60,31 @@ function ScheduleRow({ schedule, busy, onToggle, onRun }: RowProps) {
   );
 }
 
+function ScheduleTable({ schedules, ...row }: { schedules: Schedule[] } & Omit<RowProps, 'schedule'>) {
+  return (
+    <div className="table-scroll">
+      <table className="schedules">
+        <caption className="visually-hidden">Schedules, their next and last ticks</caption>
+        <thead>
+          <tr>
+            <th scope="col">Schedule</th>
+            <th scope="col">When</th>
+            <th scope="col">State</th>
+            <th scope="col">Next tick</th>
+            <th scope="col">Last tick</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {schedules.map((schedule) => (
+            <ScheduleRow key={`${schedule.workflow}/${schedule.id}`} schedule={schedule} {...row} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 export function SchedulesPage({ session }: { session: Session }) {
   useTitle('Schedules');
   const navigate = useNavigate();
@@ -101,28 +126,7 @@ export function SchedulesPage({ session }: { session: Session }) {
       <ErrorNote error={schedules.error ?? error} />
       {!schedules.value && !schedules.error && <p className="loading">Loading…</p>}
       {schedules.value?.length === 0 && <p>No workflow has a schedule.</p>}
-      {schedules.value && schedules.value.length > 0 && (
-        <div className="table-scroll">
-          <table className="schedules">
-            <caption className="visually-hidden">Schedules, their next and last ticks</caption>
-            <thead>
-              <tr>
-                <th scope="col">Schedule</th>
-                <th scope="col">When</th>
-                <th scope="col">State</th>
-                <th scope="col">Next tick</th>
-                <th scope="col">Last tick</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {schedules.value.map((schedule) => (
-                <ScheduleRow key={`${schedule.workflow}/${schedule.id}`} schedule={schedule} busy={busy} onToggle={toggle} onRun={runNow} />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      {schedules.value && schedules.value.length > 0 && <ScheduleTable schedules={schedules.value} busy={busy} onToggle={toggle} onRun={runNow} />}
     </section>
   );
 }
