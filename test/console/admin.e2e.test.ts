@@ -46,6 +46,9 @@ describe('the console administration pages in Chromium', function () {
   const navLinks = (page: Page) => page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts();
 
   it('pauses, resumes and runs a schedule now from the Schedules page', async () => {
+    // The ticker's first pass declares the schedules: the page shows what the list answers when it loads.
+    const declared = await eventually(async () => ((await asAdmin().get('/admin/schedules')).body as unknown[]).length > 0, 20_000, 100);
+    expect(declared.ok, 'the schedule is declared').to.equal(true);
     const { page, failures } = await freshPage();
     try {
       await signIn(page, service.url, admin.email, admin.password, '/console/schedules');
