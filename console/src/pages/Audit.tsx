@@ -10,6 +10,7 @@ import { JsonView, formatTime, shortId } from '../ui.js';
 
 const PAGE_SIZE = 50;
 const TAIL_KEEP = 50;
+const TAIL_LOOKBACK_MS = 15 * 60_000;
 const FILTERS: [name: string, label: string, type: string][] = [
   ['type', 'Event type', 'text'],
   ['stream_type', 'Stream type', 'text'],
@@ -108,7 +109,9 @@ function LiveTail({ session, query }: { session: Session; query: LogQuery }) {
   useEffect(() => {
     const stop = new AbortController();
     const follow = async () => {
-      for await (const event of session.client.audit.stream({ ...query, after: undefined }, { signal: stop.signal }))
+      // Without a Since filter the tail starts a little back, not at the log's first event.
+      const since = query.since ?? new Date(Date.now() - TAIL_LOOKBACK_MS).toISOString();
+      for await (const event of session.client.audit.stream({ ...query, since, after: undefined }, { signal: stop.signal }))
         setEvents((shown) => [event, ...shown].slice(0, TAIL_KEEP));
     };
     follow().catch((failure: unknown) => stop.signal.aborted || setError(messageOf(failure)));
