@@ -1,4 +1,4 @@
-// The administration reads and writes the console needs beyond runs: users and roles
+// The administration reads the console needs beyond runs: users and roles
 // (`/auth/admin`, `iam:admin`), the scopes palette (`/admin/scopes`, deployment admins), the audit
 // log's verification (`audit:read`) and the artifacts (`artifacts:read`).
 import type { JsonRecord } from '../contract/types.js';
