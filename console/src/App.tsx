@@ -1,10 +1,16 @@
 // The shell: sign-in until there is a session, then the navigation (only what the scopes allow) and the pages.
 import { useEffect, useState } from 'react';
 import { Link, NavLink, Navigate, Route, Routes } from 'react-router';
+import { adminAbilities } from './adminAccess.js';
 import { ApprovalsPage } from './pages/Approvals.js';
+import { ArtifactsPage } from './pages/Artifacts.js';
+import { AuditPage } from './pages/Audit.js';
+import { IamPage } from './pages/Iam.js';
+import { ModelsPage } from './pages/Models.js';
 import { NotYetPage } from './pages/NotYet.js';
 import { RunPage } from './pages/Run.js';
 import { RunsPage } from './pages/Runs.js';
+import { SchedulesPage } from './pages/Schedules.js';
 import { SignInPage } from './pages/SignIn.js';
 import { WorkflowsPage } from './pages/Workflows.js';
 import { abilities, forgetToken, messageOf, openSession, storedToken, takeTokenFromUrl, type Session } from './session.js';
@@ -30,6 +36,7 @@ function useStoredSession() {
 
 function Header({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
   const can = abilities(session.identity);
+  const admin = adminAbilities(session.identity);
   return (
     <header className="top">
       <Link className="brand" to="/">
@@ -39,6 +46,11 @@ function Header({ session, onSignOut }: { session: Session; onSignOut: () => voi
         <NavLink to="/workflows">Workflows</NavLink>
         {can.readRuns && <NavLink to="/runs">Runs</NavLink>}
         {can.decideApprovals && <NavLink to="/approvals">Approvals</NavLink>}
+        {admin.deploymentAdmin && <NavLink to="/schedules">Schedules</NavLink>}
+        {admin.readAudit && <NavLink to="/audit">Audit log</NavLink>}
+        {admin.manageIam && <NavLink to="/iam">IAM</NavLink>}
+        {admin.readArtifacts && <NavLink to="/artifacts">Artifacts</NavLink>}
+        {admin.readModels && <NavLink to="/models">Models</NavLink>}
         <NavLink to="/more">More</NavLink>
       </nav>
       <span className="who" title={session.identity.scopes.join(' ')}>
@@ -71,6 +83,11 @@ export function App() {
           <Route path="/runs" element={<RunsPage session={session} />} />
           <Route path="/runs/:id" element={<RunPage session={session} />} />
           <Route path="/approvals" element={<ApprovalsPage session={session} />} />
+          <Route path="/schedules" element={<SchedulesPage session={session} />} />
+          <Route path="/audit" element={<AuditPage session={session} />} />
+          <Route path="/iam" element={<IamPage session={session} />} />
+          <Route path="/artifacts" element={<ArtifactsPage session={session} />} />
+          <Route path="/models" element={<ModelsPage session={session} />} />
           <Route path="*" element={<NotYetPage />} />
         </Routes>
       </main>

@@ -1,6 +1,7 @@
 // The audit calls (`audit:read`): the event log a page at a time, every page to the head, or as a
 // live stream that resumes by Last-Event-ID after a drop.
 import type { LogEvent, LogEventPage } from '../contract/types.js';
+import type { AuditVerification } from './admin.js';
 import { SvcRequestError } from './errors.js';
 import { queryOf, readBody, readEvents, type HttpCore } from './http.js';
 
@@ -50,6 +51,8 @@ export function auditLog(http: HttpCore) {
   return {
     /** One page in the gated log order (nothing skipped or repeated under concurrent writes). */
     events,
+    /** Every hash chain and checkpoint recomputed (`GET /admin/audit/verify`). */
+    verify: (): Promise<AuditVerification> => http.json('/admin/audit/verify'),
     /** Every matching event up to the head, page after page. */
     async *iterate(query: LogQuery = {}): AsyncGenerator<LogEvent> {
       for (let after = query.after; ;) {

@@ -18,6 +18,7 @@ import { HttpCore, readBody, readEvents } from './http.js';
 import { fetchRunPage, iterateRuns, type RunPage, type RunSearch } from './runSearch.js';
 import { scheduleAdmin } from './schedules.js';
 import { auditLog } from './audit.js';
+import { artifactStore, iamAdmin } from './admin.js';
 
 export interface SvcClientOptions {
   baseUrl: string;
@@ -67,11 +68,17 @@ export class SvcClient {
   readonly schedules: ReturnType<typeof scheduleAdmin>;
   /** `/admin/events` (`audit:read`): the event log by pages, to the head, or live. */
   readonly audit: ReturnType<typeof auditLog>;
+  /** `/auth/admin` users and roles (`iam:admin`) and `/admin/scopes`. */
+  readonly iam: ReturnType<typeof iamAdmin>;
+  /** `/api/artifacts` (`artifacts:read`): every artifact's versions, a version's content. */
+  readonly artifacts: ReturnType<typeof artifactStore>;
 
   constructor(options: SvcClientOptions) {
     this.http = new HttpCore(options.baseUrl, options.token);
     this.schedules = scheduleAdmin(this.http);
     this.audit = auditLog(this.http);
+    this.iam = iamAdmin(this.http);
+    this.artifacts = artifactStore(this.http);
     this.manifestTtl = options.manifestCacheTtl ?? 60_000;
   }
 
@@ -279,21 +286,7 @@ function isEnvelope(body: unknown): body is WorkflowEnvelope {
 }
 
 /** Connect codes (gRPC numbering) as the HTTP statuses the REST routes would answer. */
+const GRPC_TO_HTTP: Record<number, number> = { 16: 401, 7: 403, 5: 404, 3: 422, 10: 409, 14: 503 };
 function grpcStatusToHttp(code: number | undefined): number {
-  switch (code) {
-    case 16:
-      return 401;
-    case 7:
-      return 403;
-    case 5:
-      return 404;
-    case 3:
-      return 422;
-    case 10:
-      return 409;
-    case 14:
-      return 503;
-    default:
-      return 500;
-  }
+  return (code !== undefined && GRPC_TO_HTTP[code]) || 500;
 }

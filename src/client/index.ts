@@ -6,3 +6,4 @@ export type { BackfillWindow } from './schedules.js';
 export type { LogQuery, LogStreamOptions } from './audit.js';
 export { SvcRequestError, SvcRunFailedError, SvcRunPendingError } from './errors.js';
 export type * from '../contract/types.js';
+export type { AdminRole, AdminUser, Artifact, ArtifactSummary, ArtifactType, AuditVerification, ScopesPalette } from './admin.js';
