@@ -7,6 +7,7 @@ import { RunPage } from './pages/Run.js';
 import { RunsPage } from './pages/Runs.js';
 import { SignInPage } from './pages/SignIn.js';
 import { WorkflowsPage } from './pages/Workflows.js';
+import { WorkflowPage } from './pages/Workflow.js';
 import { abilities, forgetToken, messageOf, openSession, storedToken, takeTokenFromUrl, type Session } from './session.js';
 
 function useStoredSession() {
@@ -68,6 +69,7 @@ export function App() {
         <Routes>
           <Route path="/" element={<Navigate to={can.readRuns ? '/runs' : '/workflows'} replace />} />
           <Route path="/workflows" element={<WorkflowsPage session={session} />} />
+          <Route path="/workflows/:name" element={<WorkflowPage session={session} />} />
           <Route path="/runs" element={<RunsPage session={session} />} />
           <Route path="/runs/:id" element={<RunPage session={session} />} />
           <Route path="/approvals" element={<ApprovalsPage session={session} />} />

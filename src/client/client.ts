@@ -18,6 +18,7 @@ import { HttpCore, readBody, readEvents } from './http.js';
 import { fetchRunPage, iterateRuns, type RunPage, type RunSearch } from './runSearch.js';
 import { scheduleAdmin } from './schedules.js';
 import { auditLog } from './audit.js';
+import { verifyAuditLog, workflowVersions, type AuditVerification } from './versions.js';
 
 export interface SvcClientOptions {
   baseUrl: string;
@@ -67,11 +68,14 @@ export class SvcClient {
   readonly schedules: ReturnType<typeof scheduleAdmin>;
   /** `/admin/events` (`audit:read`): the event log by pages, to the head, or live. */
   readonly audit: ReturnType<typeof auditLog>;
+  /** `/admin/workflows` (`iam:admin`): versions, toggle, fork. */
+  readonly workflowVersions: ReturnType<typeof workflowVersions>;
 
   constructor(options: SvcClientOptions) {
     this.http = new HttpCore(options.baseUrl, options.token);
     this.schedules = scheduleAdmin(this.http);
     this.audit = auditLog(this.http);
+    this.workflowVersions = workflowVersions(this.http);
     this.manifestTtl = options.manifestCacheTtl ?? 60_000;
   }
 
@@ -94,6 +98,11 @@ export class SvcClient {
     const manifest = await this.http.json<WorkflowManifest>(`/api/_system/workflows/${encodeURIComponent(name)}`);
     if (this.manifestTtl > 0) this.manifests.set(name, { manifest, at: Date.now() });
     return manifest;
+  }
+
+  /** `GET /admin/audit/verify` (`audit:read`): `{ok, events_checked, checkpoints_checked, first_broken}`. */
+  verifyAuditLog(): Promise<AuditVerification> {
+    return verifyAuditLog(this.http);
   }
 
   listWorkflows(): Promise<Record<string, WorkflowSummary>> {

@@ -4,5 +4,6 @@ export { SvcClient, type ExecuteOptions, type ListQuery, type RunEventsOptions, 
 export type { RunPage, RunSearch } from './runSearch.js';
 export type { BackfillWindow } from './schedules.js';
 export type { LogQuery, LogStreamOptions } from './audit.js';
+export type { AuditVerification, WorkflowVersion } from './versions.js';
 export { SvcRequestError, SvcRunFailedError, SvcRunPendingError } from './errors.js';
 export type * from '../contract/types.js';

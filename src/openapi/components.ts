@@ -193,7 +193,16 @@ export const components: OpenAPIV3_1.ComponentsObject = {
         public: bool,
         has_slow_steps: bool,
         slow_kinds_present: strings,
-        steps: { type: 'array', items: object({ id: str, kind: { type: 'string', enum: [...STEP_KINDS] } }, ['id', 'kind']) },
+        steps: {
+          description:
+            'In order. `routes` as written (signal to a step id or END); a `default` signal it does not map goes to the next step (END after the last).',
+          type: 'array',
+          items: object({ id: str, kind: { type: 'string', enum: [...STEP_KINDS] }, routes: { type: 'object', additionalProperties: str } }, [
+            'id',
+            'kind',
+            'routes',
+          ]),
+        },
         concurrency: {
           description: 'spec.concurrency: runs executing at once (per value of the `key` template), and whether a start beyond it queues or is refused (429).',
           oneOf: [
