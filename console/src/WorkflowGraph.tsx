@@ -23,7 +23,7 @@ function flowOf(steps: readonly ManifestStep[]): { nodes: Node[]; edges: Edge[] 
     target: edge.target,
     label: edge.signal,
     className: edge.implicit ? 'graph-implicit' : undefined,
-    markerEnd: { type: MarkerType.ArrowClosed },
+    markerEnd: { type: MarkerType.ArrowClosed, color: '#5b6577' },
     focusable: false,
   }));
   return { nodes, edges };

@@ -82,7 +82,9 @@ async function download(session: Session, id: string): Promise<void> {
 }
 
 function chainSentence(result: AuditVerification, runId: string): string {
-  const counted = `${result.events_checked} events, ${result.checkpoints_checked} signed checkpoints`;
+  const counted = `${result.events_checked} events, ${result.checkpoints_checked} signed checkpoint${result.checkpoints_checked === 1 ? '' : 's'}`;
+  if (result.ok && result.checkpoints_checked === 0)
+    return `Verified: every hash chain recomputes, this run's included (${result.events_checked} events); no signed checkpoint yet, so nothing signed vouches for them.`;
   if (result.ok) return `Verified: every hash chain recomputes, this run's included, and every checkpoint's signature holds (${counted}).`;
   const broken = result.first_broken;
   if (broken?.stream_id === `run-${runId}`) return `Broken in this run: position ${broken.stream_position}: ${broken.reason}.`;

@@ -84,19 +84,21 @@ function Versions({ session, name }: { session: Session; name: string }) {
                     {version.trigger_method} {version.trigger_path}
                   </code>
                 </td>
-                <td className="actions">
-                  <button type="button" className="secondary" onClick={() => void toggle(version)}>
-                    {version.enabled ? 'Disable' : 'Enable'} {version.schema_version}
-                  </button>
-                  <ForkForm
-                    session={session}
-                    name={name}
-                    version={version.schema_version}
-                    onForked={(message) => {
-                      setNotice(message);
-                      versions.reload();
-                    }}
-                  />
+                <td>
+                  <div className="version-actions">
+                    <button type="button" className="secondary" onClick={() => void toggle(version)}>
+                      {version.enabled ? 'Disable' : 'Enable'} {version.schema_version}
+                    </button>
+                    <ForkForm
+                      session={session}
+                      name={name}
+                      version={version.schema_version}
+                      onForked={(message) => {
+                        setNotice(message);
+                        versions.reload();
+                      }}
+                    />
+                  </div>
                 </td>
               </tr>
             ))}
