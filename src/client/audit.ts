@@ -21,6 +21,13 @@ export interface LogQuery {
   limit?: number;
 }
 
+export interface AuditVerification {
+  ok: boolean;
+  events_checked: number;
+  checkpoints_checked: number;
+  first_broken: { stream_id: string; stream_position: number; reason: string } | null;
+}
+
 export interface LogStreamOptions {
   signal?: AbortSignal;
   /** Reconnections after a dropped stream before giving up (default 5). */
@@ -50,6 +57,8 @@ export function auditLog(http: HttpCore) {
   return {
     /** One page in the gated log order (nothing skipped or repeated under concurrent writes). */
     events,
+    /** `GET /admin/audit/verify`: every stream's hash chain and every signed checkpoint, checked by the service. */
+    verify: (): Promise<AuditVerification> => http.json('/admin/audit/verify'),
     /** Every matching event up to the head, page after page. */
     async *iterate(query: LogQuery = {}): AsyncGenerator<LogEvent> {
       for (let after = query.after; ;) {

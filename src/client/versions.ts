@@ -1,5 +1,4 @@
-// Workflow version admin (`/admin/workflows`, `iam:admin`): every loaded version, toggle, fork; and
-// the audit log's verification (`GET /admin/audit/verify`, `audit:read`).
+// Workflow version admin (`/admin/workflows`, `iam:admin`): every loaded version, toggle, fork.
 import type { HttpCore } from './http.js';
 
 export interface WorkflowVersion {
@@ -8,13 +7,6 @@ export interface WorkflowVersion {
   trigger_path: string;
   trigger_method: string;
   description?: string;
-}
-
-export interface AuditVerification {
-  ok: boolean;
-  events_checked: number;
-  checkpoints_checked: number;
-  first_broken: { stream_id: string; stream_position: number; reason: string } | null;
 }
 
 /**
@@ -36,6 +28,3 @@ export function workflowVersions(http: HttpCore) {
       http.json(`${path(name, version)}/fork`, { method: 'POST', body: { new_version: newVersion } }),
   };
 }
-
-/** Every stream's hash chain and every checkpoint's signature, checked by the service. */
-export const verifyAuditLog = (http: HttpCore): Promise<AuditVerification> => http.json('/admin/audit/verify');

@@ -1,12 +1,10 @@
 // Pages of the console that are not built yet: said plainly, with what the API already offers.
 const NOT_YET: [string, string][] = [
-  ['Workflow step graph, versions (toggle, fork)', 'GET /api/_system/workflows/{name}, /admin/workflows'],
   ['Schedules (pause, run now)', '/admin/schedules'],
   ['Audit log (filters, live tail, verify)', 'GET /admin/events'],
   ['IAM: users, roles, the scopes palette', '/auth/admin/users, /auth/admin/roles, /admin/scopes'],
   ['Artifacts (versions, content)', '/api/artifacts'],
   ['Model records', '/models/{model}/'],
-  ['Run export, fork from a step, steer, hash-chain state', 'POST /api/runs/{id}/fork, GET /api/runs/{id}/export'],
 ];
 
 export function NotYetPage() {

@@ -106,7 +106,7 @@ function HashChain({ session, runId }: { session: Session; runId: string }) {
     setBusy(true);
     setError(undefined);
     try {
-      const result = await session.client.verifyAuditLog();
+      const result = await session.client.audit.verify();
       setState({ ok: result.ok, text: chainSentence(result, runId) });
     } catch (failure) {
       setError(messageOf(failure));

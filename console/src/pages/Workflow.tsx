@@ -39,6 +39,29 @@ function ForkForm({ session, name, version, onForked }: { session: Session; name
   );
 }
 
+function VersionRow(props: { session: Session; name: string; version: WorkflowVersion; onToggle: () => void; onForked: (message: string) => void }) {
+  const { version } = props;
+  return (
+    <tr data-version={version.schema_version} data-enabled={String(version.enabled)}>
+      <th scope="row">{version.schema_version}</th>
+      <td>{version.enabled ? <span className="badge ok">enabled</span> : <span className="badge">disabled</span>}</td>
+      <td>
+        <code>
+          {version.trigger_method} {version.trigger_path}
+        </code>
+      </td>
+      <td>
+        <div className="version-actions">
+          <button type="button" className="secondary" onClick={props.onToggle}>
+            {version.enabled ? 'Disable' : 'Enable'} {version.schema_version}
+          </button>
+          <ForkForm session={props.session} name={props.name} version={version.schema_version} onForked={props.onForked} />
+        </div>
+      </td>
+    </tr>
+  );
+}
+
 function Versions({ session, name }: { session: Session; name: string }) {
   const versions = useLoaded(() => session.client.workflowVersions.list(), [session]);
   const [error, setError] = useState<string | undefined>();
@@ -76,31 +99,17 @@ function Versions({ session, name }: { session: Session; name: string }) {
           </thead>
           <tbody>
             {rows.map((version) => (
-              <tr key={version.schema_version} data-version={version.schema_version} data-enabled={String(version.enabled)}>
-                <th scope="row">{version.schema_version}</th>
-                <td>{version.enabled ? <span className="badge ok">enabled</span> : <span className="badge">disabled</span>}</td>
-                <td>
-                  <code>
-                    {version.trigger_method} {version.trigger_path}
-                  </code>
-                </td>
-                <td>
-                  <div className="version-actions">
-                    <button type="button" className="secondary" onClick={() => void toggle(version)}>
-                      {version.enabled ? 'Disable' : 'Enable'} {version.schema_version}
-                    </button>
-                    <ForkForm
-                      session={session}
-                      name={name}
-                      version={version.schema_version}
-                      onForked={(message) => {
-                        setNotice(message);
-                        versions.reload();
-                      }}
-                    />
-                  </div>
-                </td>
-              </tr>
+              <VersionRow
+                key={version.schema_version}
+                session={session}
+                name={name}
+                version={version}
+                onToggle={() => void toggle(version)}
+                onForked={(message) => {
+                  setNotice(message);
+                  versions.reload();
+                }}
+              />
             ))}
           </tbody>
         </table>
