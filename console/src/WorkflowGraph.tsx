@@ -2,8 +2,8 @@
 // those who do not see it. xyflow's styles come in as a CSS file of the bundle (style-src 'self').
 import '@xyflow/react/dist/style.css';
 import './extras.css';
-import { Background, Controls, MarkerType, ReactFlow, type Edge, type Node } from '@xyflow/react';
-import { useMemo } from 'react';
+import { Background, Controls, MarkerType, ReactFlow, useReactFlow, useStore, type Edge, type Node } from '@xyflow/react';
+import { useEffect, useMemo } from 'react';
 import { END, layoutSteps, type ManifestStep } from './stepGraph.js';
 
 function flowOf(steps: readonly ManifestStep[]): { nodes: Node[]; edges: Edge[] } {
@@ -29,6 +29,17 @@ function flowOf(steps: readonly ManifestStep[]): { nodes: Node[]; edges: Edge[] 
   return { nodes, edges };
 }
 
+/** Fits the graph again when its pane changes size (a phone turned, a window resized): `fitView` alone fits once. */
+function FitOnResize() {
+  const { fitView } = useReactFlow();
+  const width = useStore((state) => state.width);
+  const height = useStore((state) => state.height);
+  useEffect(() => {
+    if (width > 0 && height > 0) void fitView();
+  }, [width, height, fitView]);
+  return null;
+}
+
 export function WorkflowGraph({ name, steps }: { name: string; steps: readonly ManifestStep[] }) {
   const flow = useMemo(() => flowOf(steps), [steps]);
   const transitions = layoutSteps(steps).edges;
@@ -49,6 +60,7 @@ export function WorkflowGraph({ name, steps }: { name: string; steps: readonly M
         >
           <Background />
           <Controls showInteractive={false} />
+          <FitOnResize />
         </ReactFlow>
       </div>
       <details>

@@ -12,7 +12,7 @@ import { bootstrapAdmin, client, eventually, type Admin } from '../support/http.
 import { waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
 import { createUser, USER_PASSWORD, type SignedInUser } from '../support/users.js';
-import { CONSOLE_PROJECT, DESKTOP, expectAccessible, screenshot, signIn } from './browser.js';
+import { CONSOLE_PROJECT, DESKTOP, PHONE, expectAccessible, screenshot, signIn } from './browser.js';
 
 describe('the console: a workflow step graph and versions, a run steered, forked, exported and verified', function () {
   this.timeout(120_000);
@@ -81,6 +81,20 @@ describe('the console: a workflow step graph and versions, a run steered, forked
       ]);
       await expectAccessible(page, 'workflow page');
       await screenshot(page, 'workflow-graph');
+      await page.setViewportSize(PHONE);
+      // Fitted again to the narrower pane: every node inside the canvas.
+      const inside = await eventually(
+        async () => {
+          const pane = (await graph.boundingBox())!;
+          const boxes = await Promise.all((await graph.locator('.react-flow__node').all()).map((node) => node.boundingBox()));
+          return boxes.every((box) => box !== null && box.x >= pane.x && box.x + box.width <= pane.x + pane.width + 1);
+        },
+        20_000,
+        100,
+      );
+      expect(inside.ok, 'the graph fits the canvas at phone width').to.equal(true);
+      await expectAccessible(page, 'workflow page at phone width');
+      await screenshot(page, 'workflow-phone');
       expect(failures).to.deep.equal([]);
     } finally {
       await page.close();
@@ -125,6 +139,11 @@ describe('the console: a workflow step graph and versions, a run steered, forked
       await page.getByLabel('Steering message').fill('keep it short');
       await page.getByRole('button', { name: 'Steer' }).click();
       await page.getByRole('status').filter({ hasText: 'Steered' }).waitFor({ timeout: 20_000 });
+      await page.setViewportSize(PHONE);
+      await expectAccessible(page, "a waiting run's extras at phone width");
+      await page.locator('.run-extras').scrollIntoViewIfNeeded();
+      await screenshot(page, 'run-extras-phone');
+      await page.setViewportSize(DESKTOP);
       const steered = await eventually(
         async () => {
           const events = (await client(service.url, admin.token).get(`/admin/events?stream_id=run-${slow}`)).body.events as {
