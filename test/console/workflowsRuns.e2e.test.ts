@@ -51,7 +51,7 @@ describe('the console: a workflow step graph and versions, a run steered, forked
   it('draws the step graph of trip: a node per step and END, an edge per route and the default to the next step', async () => {
     const { page, failures } = await pageAs(admin.token, '/console/workflows');
     try {
-      await page.getByRole('link', { name: 'trip', exact: true }).click();
+      await page.locator('tr[data-workflow="trip"]').getByRole('link', { name: 'trip', exact: true }).click();
       await page.waitForURL(/\/console\/workflows\/trip$/, { timeout: 20_000 });
       const graph = page.getByTestId('step-graph');
       await graph.locator('.react-flow__node').first().waitFor({ timeout: 20_000 });
@@ -122,6 +122,15 @@ describe('the console: a workflow step graph and versions, a run steered, forked
       await page.getByRole('button', { name: 'Disable v2' }).click();
       await page.locator('tr[data-version="v2"][data-enabled="false"]').waitFor({ timeout: 20_000 });
       expect((await adminVersions()).find((v) => v.schema_version === 'v2')?.enabled).to.equal(false);
+      expect((await adminVersions()).find((v) => v.schema_version === 'v1')?.enabled).to.equal(true);
+      // With no version enabled, trip leaves the list and is offered under "No enabled version"; enabled again from its page.
+      await page.getByRole('button', { name: 'Disable v1' }).click();
+      await page.locator('tr[data-version="v1"][data-enabled="false"]').waitFor({ timeout: 20_000 });
+      await page.getByRole('link', { name: 'Workflows' }).click();
+      await page.locator('ul.disabled-workflows').getByRole('link', { name: 'trip' }).click();
+      await page.waitForURL(/\/console\/workflows\/trip$/, { timeout: 20_000 });
+      await page.getByRole('button', { name: 'Enable v1' }).click();
+      await page.locator('tr[data-version="v1"][data-enabled="true"]').waitFor({ timeout: 20_000 });
       expect((await adminVersions()).find((v) => v.schema_version === 'v1')?.enabled).to.equal(true);
       expect(failures).to.deep.equal([]);
     } finally {

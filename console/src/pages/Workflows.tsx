@@ -6,6 +6,7 @@ import type { JsonRecord, WorkflowSummary } from '../../../src/client/index.js';
 import { ErrorNote, useLoaded, useTitle } from '../hooks.js';
 import { SchemaForm, type JsonSchema } from '../schemaForm.js';
 import { messageOf, type Session } from '../session.js';
+import { DisabledWorkflows } from './WorkflowsDisabled.js';
 
 interface OpenApiDoc {
   paths: Record<string, Record<string, { summary?: string }>>;
@@ -103,6 +104,7 @@ export function WorkflowsPage({ session }: { session: Session }) {
           </tbody>
         </table>
       </div>
+      <DisabledWorkflows session={session} serving={workflows.value && new Set(Object.keys(workflows.value))} />
     </section>
   );
 }
