@@ -13,6 +13,7 @@ import { RunsPage } from './pages/Runs.js';
 import { SchedulesPage } from './pages/Schedules.js';
 import { SignInPage } from './pages/SignIn.js';
 import { WorkflowsPage } from './pages/Workflows.js';
+import { WorkflowPage } from './pages/Workflow.js';
 import { abilities, forgetToken, messageOf, openSession, storedToken, takeTokenFromUrl, type Session } from './session.js';
 
 function useStoredSession() {
@@ -80,6 +81,7 @@ export function App() {
         <Routes>
           <Route path="/" element={<Navigate to={can.readRuns ? '/runs' : '/workflows'} replace />} />
           <Route path="/workflows" element={<WorkflowsPage session={session} />} />
+          <Route path="/workflows/:name" element={<WorkflowPage session={session} />} />
           <Route path="/runs" element={<RunsPage session={session} />} />
           <Route path="/runs/:id" element={<RunPage session={session} />} />
           <Route path="/approvals" element={<ApprovalsPage session={session} />} />

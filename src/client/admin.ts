@@ -1,7 +1,6 @@
 // The administration reads the console needs beyond runs: users and roles
 // (`/auth/admin`, `iam:admin`), the scopes palette (`/admin/scopes`, deployment admins), the audit
 // log's verification (`audit:read`) and the artifacts (`artifacts:read`).
-import type { JsonRecord } from '../contract/types.js';
 import { queryOf, type HttpCore } from './http.js';
 
 export type AdminUser = {
@@ -26,9 +25,6 @@ export type ScopesPalette = {
   system: string[];
   crud_api_enabled: boolean;
 };
-
-/** Every hash chain and checkpoint recomputed; the first break, when there is one. */
-export type AuditVerification = { ok: boolean; events_checked: number; checkpoints_checked: number; first_broken: JsonRecord | null };
 
 export type ArtifactType = 'prompt' | 'steering' | 'skill' | 'guardrail' | 'hook' | 'mcp';
 export type Artifact = {

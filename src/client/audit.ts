@@ -1,7 +1,6 @@
 // The audit calls (`audit:read`): the event log a page at a time, every page to the head, or as a
 // live stream that resumes by Last-Event-ID after a drop.
 import type { LogEvent, LogEventPage } from '../contract/types.js';
-import type { AuditVerification } from './admin.js';
 import { SvcRequestError } from './errors.js';
 import { queryOf, readBody, readEvents, type HttpCore } from './http.js';
 
@@ -20,6 +19,13 @@ export interface LogQuery {
   after?: string;
   /** Events per page: 1 to 1000 (default 100); pages only. */
   limit?: number;
+}
+
+export interface AuditVerification {
+  ok: boolean;
+  events_checked: number;
+  checkpoints_checked: number;
+  first_broken: { stream_id: string; stream_position: number; reason: string } | null;
 }
 
 export interface LogStreamOptions {

@@ -19,6 +19,7 @@ import { fetchRunPage, iterateRuns, type RunPage, type RunSearch } from './runSe
 import { scheduleAdmin } from './schedules.js';
 import { auditLog } from './audit.js';
 import { artifactStore, iamAdmin } from './admin.js';
+import { workflowVersions } from './versions.js';
 
 export interface SvcClientOptions {
   baseUrl: string;
@@ -72,6 +73,8 @@ export class SvcClient {
   readonly iam: ReturnType<typeof iamAdmin>;
   /** `/api/artifacts` (`artifacts:read`): every artifact's versions, a version's content. */
   readonly artifacts: ReturnType<typeof artifactStore>;
+  /** `/admin/workflows` (`iam:admin`): versions, toggle, fork. */
+  readonly workflowVersions: ReturnType<typeof workflowVersions>;
 
   constructor(options: SvcClientOptions) {
     this.http = new HttpCore(options.baseUrl, options.token);
@@ -79,6 +82,7 @@ export class SvcClient {
     this.audit = auditLog(this.http);
     this.iam = iamAdmin(this.http);
     this.artifacts = artifactStore(this.http);
+    this.workflowVersions = workflowVersions(this.http);
     this.manifestTtl = options.manifestCacheTtl ?? 60_000;
   }
 

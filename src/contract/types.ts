@@ -119,7 +119,8 @@ export type WorkflowSummary = {
 
 export type WorkflowManifest = WorkflowSummary & {
   name: string;
-  steps: { id: string; kind: string }[];
+  /** In order; `routes` as written (signal to step id or END): `default` not mapped goes to the next step. */
+  steps: { id: string; kind: string; routes: Record<string, string> }[];
   /** spec.concurrency as written; null when every run starts at once. */
   concurrency: { limit: number; key: string | null; on_limit: 'queue' | 'reject' } | null;
 };

@@ -3,8 +3,8 @@ import type { OpenAPIV3_1 } from 'openapi-types';
 import { anyObject, bool, int, object, ref, str, strings, uuid } from './builders.js';
 import { RUN_EVENT_TYPES } from '../runs/events.js';
 import { RUN_STATUSES } from '../runs/state.js';
-import { STEP_KINDS } from '../workflows/definition.js';
 import { ERROR_CODES } from '../kernel/errors.js';
+import { workflowManifest } from './manifest.js';
 
 const httpUrl: OpenAPIV3_1.SchemaObject = { type: 'string', pattern: '^https?://' };
 const registryEntry = { name: str, version: str, enabled: bool };
@@ -185,25 +185,7 @@ export const components: OpenAPIV3_1.ComponentsObject = {
     ),
     VersionToggle: object({ name: str, schema_version: str, enabled: bool }, ['name', 'schema_version', 'enabled']),
     VersionFork: object({ name: str, source_version: str, new_version: str, file: str }, ['name', 'source_version', 'new_version', 'file']),
-    WorkflowManifest: object(
-      {
-        name: str,
-        trigger_path: str,
-        trigger_method: str,
-        public: bool,
-        has_slow_steps: bool,
-        slow_kinds_present: strings,
-        steps: { type: 'array', items: object({ id: str, kind: { type: 'string', enum: [...STEP_KINDS] } }, ['id', 'kind']) },
-        concurrency: {
-          description: 'spec.concurrency: runs executing at once (per value of the `key` template), and whether a start beyond it queues or is refused (429).',
-          oneOf: [
-            { type: 'null' },
-            object({ limit: int, key: { type: ['string', 'null'] }, on_limit: { type: 'string', enum: ['queue', 'reject'] } }, ['limit', 'key', 'on_limit']),
-          ],
-        },
-      },
-      ['name', 'trigger_path', 'trigger_method', 'public', 'has_slow_steps', 'slow_kinds_present', 'steps'],
-    ),
+    WorkflowManifest: workflowManifest,
     // The document POST/PUT accepts and reads answer (src/federation/providers.ts providerDocumentSchema).
     FederationProviderSpec: {
       ...object(

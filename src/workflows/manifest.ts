@@ -11,7 +11,8 @@ export interface WorkflowSummary {
 
 export interface WorkflowManifest extends WorkflowSummary {
   name: string;
-  steps: { id: string; kind: string }[];
+  /** In order; `routes` as written (signal to step id or END): `default` not mapped goes to the next step. */
+  steps: { id: string; kind: string; routes: Record<string, string> }[];
   /** spec.concurrency as written (the key template, not a key's value); null without one. */
   concurrency: { limit: number; key: string | null; on_limit: string } | null;
 }
@@ -37,7 +38,7 @@ export function workflowManifest(workflow: WorkflowDefinition): WorkflowManifest
   return {
     name: workflow.name,
     ...workflowSummary(workflow),
-    steps: workflow.steps.map((s) => ({ id: s.id, kind: s.kind })),
+    steps: workflow.steps.map((s) => ({ id: s.id, kind: s.kind, routes: { ...s.routes } })),
     concurrency: concurrency ? { limit: concurrency.limit, key: concurrency.key, on_limit: concurrency.onLimit } : null,
   };
 }

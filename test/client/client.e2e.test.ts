@@ -228,8 +228,8 @@ describe('client library (svc/client) over loopback', function () {
       const manifest = await client.getManifest('echo');
       expect(manifest).to.deep.include({ name: 'echo', trigger_path: '/api/c/echo', trigger_method: 'POST', has_slow_steps: false });
       expect(manifest.steps).to.deep.equal([
-        { id: 'shout', kind: 'Functional' },
-        { id: 'answer', kind: 'Response' },
+        { id: 'shout', kind: 'Functional', routes: {} },
+        { id: 'answer', kind: 'Response', routes: {} },
       ]);
       expect(Object.keys(await client.listWorkflows()).sort()).to.deep.equal(['echo', 'lookup', 'probe', 'review', 'special']);
       expect(((await rejectionOf(client.getManifest('nope'))) as SvcRequestError).status).to.equal(404);

@@ -74,13 +74,13 @@ describe('workflow manifests and version administration', function () {
         slow_kinds_present: ['APICall'],
         concurrency: null,
         steps: [
-          { id: 'fetch', kind: 'APICall' },
-          { id: 'shape', kind: 'Functional' },
-          { id: 'answer', kind: 'Response' },
+          { id: 'fetch', kind: 'APICall', routes: { error: 'END' } },
+          { id: 'shape', kind: 'Functional', routes: { error: 'END' } },
+          { id: 'answer', kind: 'Response', routes: {} },
         ],
       });
       expect(JSON.stringify(result.body)).to.not.match(/caller:run|callers|scope|group/);
-      expect((await user.get('/api/_system/workflows/layered')).body.steps).to.deep.equal([{ id: 'mark', kind: 'Functional' }]);
+      expect((await user.get('/api/_system/workflows/layered')).body.steps).to.deep.equal([{ id: 'mark', kind: 'Functional', routes: { error: 'END' } }]);
     });
 
     it('404 for an unknown workflow', async () => {

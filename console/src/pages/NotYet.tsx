@@ -1,8 +1,5 @@
 // Pages of the console that are not built yet: said plainly, with what the API already offers.
-const NOT_YET: [string, string][] = [
-  ['Workflow step graph, versions (toggle, fork)', 'GET /api/_system/workflows/{name}, /admin/workflows'],
-  ['Run export, fork from a step, steer, hash-chain state', 'POST /api/runs/{id}/fork, GET /api/runs/{id}/export'],
-];
+const NOT_YET: [string, string][] = [['The console at /insight in dev mode (today /insight is the inline page)', 'GET /insight']];
 
 export function NotYetPage() {
   return (

@@ -8,6 +8,8 @@ import { abilities, messageOf, type Session } from '../session.js';
 import { TimelineView } from '../Timeline.js';
 import { buildTimeline } from '../timeline.js';
 import { JsonView, StatusBadge, formatTime } from '../ui.js';
+import { RunExtras } from './RunExtras.js';
+import '../extras.css';
 
 const FINAL = new Set(['completed', 'failed', 'aborted']);
 
@@ -161,6 +163,7 @@ export function RunPage({ session }: { session: Session }) {
       )}
       <TimelineView timeline={timeline} live={live} isPaused={run?.status === 'paused'} />
       {run?.children && run.children.length > 0 && <Children run={run} />}
+      {run && <RunExtras session={session} run={run} stepIds={[...new Set(timeline.bars.map((bar) => bar.stepId))]} />}
       <h2>Input</h2>
       <JsonView value={run?.input} label="Run input" />
       {run && FINAL.has(run.status) && (

@@ -1,11 +1,12 @@
 // Workflows (GET /api/_system/workflows) with a run form generated from each one's input schema
 // (the `<name>.input` schema of /openapi.json); a started run opens on its page.
 import { useEffect, useRef, useState } from 'react';
-import { useNavigate, useSearchParams } from 'react-router';
+import { Link, useNavigate, useSearchParams } from 'react-router';
 import type { JsonRecord, WorkflowSummary } from '../../../src/client/index.js';
 import { ErrorNote, useLoaded, useTitle } from '../hooks.js';
 import { SchemaForm, type JsonSchema } from '../schemaForm.js';
 import { messageOf, type Session } from '../session.js';
+import { DisabledWorkflows } from './WorkflowsDisabled.js';
 
 interface OpenApiDoc {
   paths: Record<string, Record<string, { summary?: string }>>;
@@ -49,7 +50,9 @@ function RunForm({ session, name, schema }: { session: Session; name: string; sc
 function WorkflowRow({ name, summary, description, onRun }: { name: string; summary: WorkflowSummary; description: string | undefined; onRun: () => void }) {
   return (
     <tr data-workflow={name}>
-      <th scope="row">{name}</th>
+      <th scope="row">
+        <Link to={`/workflows/${encodeURIComponent(name)}`}>{name}</Link>
+      </th>
       <td>{description ?? ''}</td>
       <td>
         <code>
@@ -101,6 +104,7 @@ export function WorkflowsPage({ session }: { session: Session }) {
           </tbody>
         </table>
       </div>
+      <DisabledWorkflows session={session} serving={workflows.value && new Set(Object.keys(workflows.value))} />
     </section>
   );
 }
