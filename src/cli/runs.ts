@@ -1,5 +1,6 @@
 // `svc runs export|import|replay`: moving runs between instances and checking them against today's code.
 import { openDataKeys } from '../privacy/boot.js';
+import { openRunEvents } from '../runs/personal.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Pool } from '../db/pool.js';
@@ -43,7 +44,8 @@ export async function exportCommand(pool: Pool, projectDir: string, runId: strin
   const { settings, store, workflows } = await projectStore(pool, projectDir);
   if (!settings.signingKeyHex) throw new Error('SVC_SIGNING_KEY is not set: an export is signed with the service key');
   const keys = await loadSigningKeys(settings.signingKeyHex);
-  process.stdout.write(`${JSON.stringify(await exportRun(pool, store, workflows, runId, keys), null, 2)}\n`);
+  const dataKeys = await openDataKeys(pool, settings, false);
+  process.stdout.write(`${JSON.stringify(await exportRun(pool, store, workflows, runId, keys, dataKeys), null, 2)}\n`);
 }
 
 /** Whoever runs the CLI against the database; it has no user of svc's. */
@@ -74,6 +76,7 @@ export async function verifyExportCommand(file: string, jwks: string | undefined
 export async function replayCommand(pool: Pool, projectDir: string, target: string): Promise<number> {
   const { settings, project, store, workflows, models } = await projectStore(pool, projectDir);
   let journal: RunEvent[];
+  const dataKeys = await openDataKeys(pool, settings, false);
   let name: string;
   let version: string;
   let definition: JsonObject | null = null;
@@ -82,7 +85,8 @@ export async function replayCommand(pool: Pool, projectDir: string, target: stri
     journal = exported.events.map(exportedRunEvent);
     ({ name, schema_version: version, definition } = exported.workflow);
   } else {
-    journal = (await store.readWholeStream(runStream(target))).map((e) => asRunEvent(e));
+    // Sealed spec.personal_data is opened, as the run saw it (null once erased or expired).
+    journal = (await openRunEvents(dataKeys, await store.readWholeStream(runStream(target)))).map((e) => asRunEvent(e));
     const started = journal[0];
     if (started?.type !== 'run_started') throw new Error(`no run ${target} in this database (and no such file)`);
     ({ workflow: name, schema_version: version } = started.data.payload);
@@ -95,7 +99,7 @@ export async function replayCommand(pool: Pool, projectDir: string, target: stri
     pool,
     runners: project.runners,
     models,
-    records: new RecordCommands(store, await openDataKeys(pool, settings, false)),
+    records: new RecordCommands(store, dataKeys),
     fetch: outbound.fetch,
   }).finally(() => outbound.close());
   for (const line of lines) process.stdout.write(`${line.verdict} ${line.step} (${line.kind})${line.detail ? `: ${line.detail}` : ''}\n`);

@@ -1,4 +1,6 @@
 // Run export and import: the journal moves between instances and reads back identically.
+import type { DataKeys } from '../privacy/dataKeys.js';
+import { openPersonalObject, openRunEvents } from './personal.js';
 import type { JSONWebKeySet } from 'jose';
 import { ZERO_HASH } from '../eventstore/canonical.js';
 import type { EventStore } from '../eventstore/store.js';
@@ -40,10 +42,20 @@ export interface RunExport extends JsonObject {
 }
 
 /** The run's journal with each event's hash, signed with the service key (see signedExport.ts). */
-export async function exportRun(pool: Pool, store: EventStore, workflows: WorkflowRegistry, runId: string, keys: SigningKeys): Promise<RunExport> {
-  const run = await findRun(pool, runId);
-  if (!run) throw new NotFoundError(`Run ${runId} not found`);
-  const events = await store.readWholeStream(runStream(run.id));
+export async function exportRun(
+  pool: Pool,
+  store: EventStore,
+  workflows: WorkflowRegistry,
+  runId: string,
+  keys: SigningKeys,
+  dataKeys?: DataKeys,
+): Promise<RunExport> {
+  const found = await findRun(pool, runId);
+  if (!found) throw new NotFoundError(`Run ${runId} not found`);
+  // Sealed spec.personal_data is shown opened (null once erased): such events are marked `redacted`.
+  const run = dataKeys ? { ...found, input: await openPersonalObject(dataKeys, found.input), output: await openPersonalObject(dataKeys, found.output) } : found;
+  const stored = await store.readWholeStream(runStream(run.id));
+  const shown = dataKeys ? await openRunEvents(dataKeys, stored) : stored;
   const content = {
     format: RUN_EXPORT_FORMAT,
     run: runDescriptor(run),
@@ -52,7 +64,7 @@ export async function exportRun(pool: Pool, store: EventStore, workflows: Workfl
       schema_version: run.schema_version,
       definition: (workflows.find(run.workflow, run.schema_version)?.source as JsonObject | undefined) ?? null,
     },
-    events: events.map((event, index) => exportedEvent(event, events[index - 1]?.hash ?? ZERO_HASH)),
+    events: shown.map((event, index) => exportedEvent(event, stored[index - 1]?.hash ?? ZERO_HASH)),
   };
   return { ...content, signature: await signExport(content, keys) };
 }

@@ -1,0 +1,154 @@
+// spec.personal_data: a run's listed input and context keys are sealed in its journal with a key of its
+// principal's, opened for readers and for the worker that resumes the run, null once the principal is erased.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { Clock } from '../../src/kernel/clock.js';
+import type { Service } from '../../src/main.js';
+import { rebuildProjection } from '../../src/projections/index.js';
+import { createTestDatabase } from '../support/db.js';
+import { bootstrapAdmin, call, eventually, expectError, type Admin } from '../support/http.js';
+import { copyProject } from '../support/projects.js';
+import { emptyProjectDir, startTestService } from '../support/service.js';
+import { PROCESS_SIGNING_KEY } from '../support/serviceProcess.js';
+import { readSse } from '../support/sse.js';
+import { createUser, type SignedInUser } from '../support/users.js';
+
+const SIGNUP = `kind: Workflow
+metadata: {name: signup, schema_version: v1}
+spec:
+  personal_data: [email, contact]
+  retention: {runs: 1m}
+  trigger:
+    http: {path: /api/signup, method: POST}
+    input_schema: [{name: email, type: string}, {name: plan, type: string}]
+  steps:
+    - {id: copy, kind: Functional, runner: contact}
+    - {id: nap, kind: Wait, duration: 1500ms}
+    - {id: done, kind: Response, mapping: {email: contact.email, plan: plan}}
+`;
+const RUNNER = `export default function contact(ctx) { return { contact: { email: ctx.email, kind: 'primary' } }; }\n`;
+const ENV = { SVC_RUN_LEASE_MS: '1500', SVC_RUN_CLAIM_INTERVAL_MS: '200', SVC_SIGNING_KEY: PROCESS_SIGNING_KEY };
+const EMAIL = 'ada.personal@example.com';
+
+describe('privacy: spec.personal_data of runs', function () {
+  this.timeout(60_000);
+  let first: Service;
+  let second: Service;
+  let admin: Admin;
+  let user: SignedInUser;
+  let offsetMs = 0;
+  const clock: Clock = { now: () => new Date(Date.now() + offsetMs) };
+  const as = (token: string, method: string, urlPath: string, json?: unknown) => call(second.url, method, urlPath, { token, ...(json ? { json } : {}) });
+
+  /** Every table of the database (events included) whose rows' text holds `needle`. */
+  async function tablesHolding(needle: string): Promise<string[]> {
+    const { rows: tables } = await second.kernel.pool.query<{ name: string }>(
+      "SELECT quote_ident(table_schema) || '.' || quote_ident(table_name) AS name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') AND table_type = 'BASE TABLE'",
+    );
+    const holding: string[] = [];
+    for (const { name } of tables) {
+      const { rows } = await second.kernel.pool.query(`SELECT 1 FROM ${name} t WHERE t::text ILIKE $1 LIMIT 1`, [`%${needle}%`]);
+      if (rows.length > 0) holding.push(name);
+    }
+    return holding;
+  }
+
+  async function journal(token: string, runId: string): Promise<{ event?: string; data?: { payload: Record<string, any> } }[]> {
+    const answer = await readSse(`${second.url}/api/runs/${runId}/events?follow=false`, { token });
+    expect(answer.status).to.equal(200);
+    return answer.frames as { event?: string; data?: { payload: Record<string, any> } }[];
+  }
+
+  const payloadOf = (frames: Awaited<ReturnType<typeof journal>>, type: string) => frames.find((f) => f.event === type)?.data?.payload;
+
+  before(async () => {
+    const databaseUrl = await createTestDatabase();
+    const base = copyProject(emptyProjectDir());
+    mkdirSync(path.join(base, 'workflows'), { recursive: true });
+    mkdirSync(path.join(base, 'nodes'), { recursive: true });
+    const projectDir = copyProject(base, { 'workflows/signup.yaml': SIGNUP, 'nodes/contact.js': RUNNER });
+    first = await startTestService({ databaseUrl, projectDir, clock, env: ENV });
+    second = await startTestService({ databaseUrl, projectDir, clock, env: ENV });
+    admin = await bootstrapAdmin(first.url);
+    user = await createUser(first.url, admin.token, 'runner.person@example.com', { signup_runner: ['runs:read'] });
+  });
+  let firstClosed = false;
+  after(async () => {
+    if (!firstClosed) await first?.close();
+    await second?.close();
+  });
+
+  it('seals, resumes on another worker, shows readers the values, and reads null after the principal is erased', async () => {
+    const started = await call(first.url, 'POST', '/api/signup', { token: user.token, json: { email: EMAIL, plan: 'pro' } });
+    expect(started.status, JSON.stringify(started.body)).to.be.oneOf([201, 202]);
+    const runId = (started.body.run_id ?? started.body.id) as string;
+    expect(runId, JSON.stringify(started.body)).to.be.a('string');
+    // The first worker goes away while the run waits: the second resumes it from the sealed journal.
+    await eventually(async () => (await as(user.token, 'GET', `/api/runs/${runId}`)).body.status === 'waiting_timer', 10_000);
+    await first.close();
+    firstClosed = true;
+    const done = await eventually(async () => (await as(user.token, 'GET', `/api/runs/${runId}`)).body.status === 'completed', 20_000);
+    expect(done.ok, 'the second worker completed the run').to.equal(true);
+
+    const { rows } = await second.kernel.pool.query<{ type: string }>('SELECT type, data FROM events WHERE (data::text || metadata::text) ILIKE $1', ['%ada.personal%']);
+    expect(rows, 'no clear-text email in the events table').to.deep.equal([]);
+    expect(await tablesHolding('ada.personal')).to.deep.equal([]);
+    const sealed = await second.kernel.pool.query<{ data: any }>("SELECT data FROM events WHERE stream_id = $1 AND type = 'run_started'", [`run-${runId}`]);
+    expect(sealed.rows[0]!.data.payload.input.email).to.match(/^enc:v1:/);
+    expect(sealed.rows[0]!.data.payload.input.plan, 'keys not listed stay clear').to.equal('pro');
+
+    const detail = (await as(user.token, 'GET', `/api/runs/${runId}`)).body;
+    expect(detail.input).to.deep.equal({ email: EMAIL, plan: 'pro' });
+    expect(detail.output, 'the resumed worker saw the clear context').to.deep.equal({ email: EMAIL, plan: 'pro' });
+    const frames = await journal(user.token, runId);
+    expect(payloadOf(frames, 'run_started')!.input.email).to.equal(EMAIL);
+    const copied = frames.find((f) => f.event === 'step_completed' && f.data?.payload.changes?.set?.contact);
+    expect(copied?.data?.payload.changes.set.contact).to.deep.equal({ email: EMAIL, kind: 'primary' });
+    const exported = (await as(user.token, 'GET', `/api/runs/${runId}/export`)).body;
+    expect(exported.run.input.email).to.equal(EMAIL);
+    expect(exported.events[0].payload.input.email).to.equal(EMAIL);
+    expect(exported.events[0].redacted, 'an opened event is not what is stored: its hash is taken from the export').to.equal(true);
+
+    expect((await as(admin.token, 'POST', '/admin/erasure', { subject_type: 'user', id: user.id })).status).to.equal(200);
+    const erased = (await as(admin.token, 'GET', `/api/runs/${runId}`)).body;
+    expect(erased.input).to.deep.equal({ email: null, plan: 'pro' });
+    expect(erased.output).to.deep.equal({ email: null, plan: 'pro' });
+    const erasedFrames = await journal(admin.token, runId);
+    expect(payloadOf(erasedFrames, 'run_started')!.input).to.deep.equal({ email: null, plan: 'pro' });
+    expect(
+      erasedFrames.find((f) => f.event === 'step_completed' && f.data?.payload.changes?.set?.contact !== undefined)?.data?.payload.changes.set.contact,
+    ).to.equal(null);
+    const erasedExport = (await as(admin.token, 'GET', `/api/runs/${runId}/export`)).body;
+    expect(erasedExport.run.input.email).to.equal(null);
+    expect(erasedExport.events[0].payload.input.email).to.equal(null);
+
+    await rebuildProjection(second.kernel.pool, second.kernel.registry, second.kernel.registry.get('svc_runs')!);
+    expect((await as(admin.token, 'GET', `/api/runs/${runId}`)).body.input).to.deep.equal({ email: null, plan: 'pro' });
+    expect((await as(admin.token, 'GET', '/admin/audit/verify')).body).to.include({ ok: true });
+  });
+
+  it('shreds an expired run: its key is destroyed, another run of the same user keeps its values', async () => {
+    const other = await createUser(second.url, admin.token, 'second.runner@example.com', { signup_runner: ['runs:read'] });
+    const start = async () => {
+      const started = await call(second.url, 'POST', '/api/signup', { token: other.token, json: { email: 'grace.personal@example.com', plan: 'basic' } });
+      expect(started.status, JSON.stringify(started.body)).to.be.oneOf([201, 202]);
+      return (started.body.run_id ?? started.body.id) as string;
+    };
+    const old = await start();
+    await eventually(async () => (await as(other.token, 'GET', `/api/runs/${old}`)).body.status === 'completed', 20_000);
+    offsetMs = 5 * 60_000;
+    const fresh = await start();
+    await eventually(async () => (await as(other.token, 'GET', `/api/runs/${fresh}`)).body.status === 'completed', 20_000);
+    expect(await second.retention.sweep()).to.be.greaterThan(0);
+    expectError(await as(other.token, 'GET', `/api/runs/${old}`), 404);
+    const keys = await second.kernel.pool.query<{ subject_id: string; destroyed: boolean }>(
+      "SELECT subject_id, wrapped_key IS NULL AS destroyed FROM svc_data_keys WHERE subject_type = 'run' AND subject_id LIKE $1",
+      [`${other.id}:%`],
+    );
+    expect(keys.rows.find((k) => k.subject_id.endsWith(old))?.destroyed, "the expired run's key is destroyed").to.equal(true);
+    expect(keys.rows.find((k) => k.subject_id.endsWith(fresh))?.destroyed).to.equal(false);
+    expect((await as(other.token, 'GET', `/api/runs/${fresh}`)).body.input.email).to.equal('grace.personal@example.com');
+    expect((await as(admin.token, 'GET', '/admin/audit/verify')).body).to.include({ ok: true });
+  });
+});
