@@ -91,7 +91,9 @@ describe('privacy: spec.personal_data of runs', function () {
     const done = await eventually(async () => (await as(user.token, 'GET', `/api/runs/${runId}`)).body.status === 'completed', 20_000);
     expect(done.ok, 'the second worker completed the run').to.equal(true);
 
-    const { rows } = await second.kernel.pool.query<{ type: string }>('SELECT type, data FROM events WHERE (data::text || metadata::text) ILIKE $1', ['%ada.personal%']);
+    const { rows } = await second.kernel.pool.query<{ type: string }>('SELECT type, data FROM events WHERE (data::text || metadata::text) ILIKE $1', [
+      '%ada.personal%',
+    ]);
     expect(rows, 'no clear-text email in the events table').to.deep.equal([]);
     expect(await tablesHolding('ada.personal')).to.deep.equal([]);
     const sealed = await second.kernel.pool.query<{ data: any }>("SELECT data FROM events WHERE stream_id = $1 AND type = 'run_started'", [`run-${runId}`]);
