@@ -125,6 +125,9 @@ describe('privacy: spec.personal_data of runs', function () {
     expect(erasedExport.run.input.email).to.equal(null);
     expect(erasedExport.events[0].payload.input.email).to.equal(null);
 
+    const refused = await as(user.token, 'POST', '/api/signup', { email: 'again@example.com', plan: 'pro' });
+    expect(refused.status, 'an erased principal takes no new personal data').to.equal(409);
+
     await rebuildProjection(second.kernel.pool, second.kernel.registry, second.kernel.registry.get('svc_runs')!);
     expect((await as(admin.token, 'GET', `/api/runs/${runId}`)).body.input).to.deep.equal({ email: null, plan: 'pro' });
     expect((await as(admin.token, 'GET', '/admin/audit/verify')).body).to.include({ ok: true });

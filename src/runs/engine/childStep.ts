@@ -81,7 +81,7 @@ async function startChild(drive: Drive, step: StepDefinition, writer: DriveWrite
     }),
   );
   // The child's own personal data is sealed with the child's key (its principal is the parent's).
-  const childSealer = await runSealerOf(deps.dataKeys, workflow, runId, principal);
+  const childSealer = (workflow.personalData ?? []).length > 0 ? await runSealerOf(deps.dataKeys, workflow, runId, principal) : undefined;
   const childStored = childSealer ? sealRunEvent(childSealer, childStarted) : childStarted;
   writer.push(drive, runEvent('child_started', { run_id: runId, workflow: workflow.name, schema_version: workflow.version, wait: isWaiting(step) }, step));
   // One transaction: the child exists exactly when the parent's journal says it started, so a

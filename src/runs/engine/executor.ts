@@ -119,7 +119,8 @@ export class RunExecutor {
       settleRecording = resolve;
     });
     const drive: Drive = newDrive({ runId, workflow, recorded: [], committed: initialRunState, markDurable: () => settleRecording(recordingOf(drive)) });
-    drive.sealer = await runSealerOf(this.options.dataKeys, workflow, runId, request.principal);
+    // No await (and no query) for a workflow without spec.personal_data: the start stays as it was.
+    if ((workflow.personalData ?? []).length > 0) drive.sealer = await runSealerOf(this.options.dataKeys, workflow, runId, request.principal);
     openRunSpan(drive, false);
     this.writer.push(drive, withTraceContext(runStarted(runId, request), drive.span));
     this.active.set(runId, drive);
@@ -187,7 +188,7 @@ export class RunExecutor {
       await releaseLease(store.pool, runId, this.owner);
       return;
     }
-    const sealer = await runSealerOf(this.options.dataKeys, workflow, runId, committed.principal);
+    const sealer = (workflow.personalData ?? []).length > 0 ? await runSealerOf(this.options.dataKeys, workflow, runId, committed.principal) : undefined;
     if (sealer) {
       // The drive works on clear values: what the journal holds sealed is opened (null once erased).
       recorded = await openRunEvents(this.options.dataKeys!, recorded);
