@@ -27,6 +27,19 @@ spec:
     - {id: nap, kind: Wait, duration: 1500ms}
     - {id: done, kind: Response, mapping: {email: contact.email, plan: plan}}
 `;
+const REVIEW = `kind: Workflow
+metadata: {name: review, schema_version: v1}
+spec:
+  personal_data: [email]
+  trigger:
+    http: {path: /api/review, method: POST}
+    input_schema: [{name: email, type: string}, {name: plan, type: string}]
+  steps:
+    - id: check
+      kind: HumanInTheLoop
+      ui: {title: Check, display_context: [email, plan]}
+      routes: {approve: END, reject: END}
+`;
 const RUNNER = `export default function contact(ctx) { return { contact: { email: ctx.email, kind: 'primary' } }; }\n`;
 const ENV = { SVC_RUN_LEASE_MS: '1500', SVC_RUN_CLAIM_INTERVAL_MS: '200', SVC_SIGNING_KEY: PROCESS_SIGNING_KEY };
 const EMAIL = 'ada.personal@example.com';
@@ -67,7 +80,7 @@ describe('privacy: spec.personal_data of runs', function () {
     const base = copyProject(emptyProjectDir());
     mkdirSync(path.join(base, 'workflows'), { recursive: true });
     mkdirSync(path.join(base, 'nodes'), { recursive: true });
-    const projectDir = copyProject(base, { 'workflows/signup.yaml': SIGNUP, 'nodes/contact.js': RUNNER });
+    const projectDir = copyProject(base, { 'workflows/signup.yaml': SIGNUP, 'workflows/review.yaml': REVIEW, 'nodes/contact.js': RUNNER });
     first = await startTestService({ databaseUrl, projectDir, clock, env: ENV });
     second = await startTestService({ databaseUrl, projectDir, clock, env: ENV });
     admin = await bootstrapAdmin(first.url);
@@ -86,6 +99,8 @@ describe('privacy: spec.personal_data of runs', function () {
     expect(runId, JSON.stringify(started.body)).to.be.a('string');
     // The first worker goes away while the run waits: the second resumes it from the sealed journal.
     await eventually(async () => (await as(user.token, 'GET', `/api/runs/${runId}`)).body.status === 'waiting_timer', 10_000);
+    // Followed live (not replayed): frames are opened as they arrive, in order.
+    const followed = readSse(`${second.url}/api/runs/${runId}/events`, { token: user.token, timeoutMs: 30_000 });
     await first.close();
     firstClosed = true;
     const done = await eventually(async () => (await as(user.token, 'GET', `/api/runs/${runId}`)).body.status === 'completed', 20_000);
@@ -100,6 +115,10 @@ describe('privacy: spec.personal_data of runs', function () {
     expect(sealed.rows[0]!.data.payload.input.email).to.match(/^enc:v1:/);
     expect(sealed.rows[0]!.data.payload.input.plan, 'keys not listed stay clear').to.equal('pro');
 
+    const live = (await followed).frames as Awaited<ReturnType<typeof journal>>;
+    expect(live.map((f) => f.event).at(-1)).to.equal('run_completed');
+    expect(payloadOf(live, 'run_started')!.input.email).to.equal(EMAIL);
+    expect(payloadOf(live, 'run_completed')!.output).to.deep.equal({ email: EMAIL, plan: 'pro' });
     const detail = (await as(user.token, 'GET', `/api/runs/${runId}`)).body;
     expect(detail.input).to.deep.equal({ email: EMAIL, plan: 'pro' });
     expect(detail.output, 'the resumed worker saw the clear context').to.deep.equal({ email: EMAIL, plan: 'pro' });
@@ -133,6 +152,20 @@ describe('privacy: spec.personal_data of runs', function () {
     expect((await as(admin.token, 'GET', '/admin/audit/verify')).body).to.include({ ok: true });
   });
 
+  it("opens an approval's displayed values for whoever decides, and shows null once the principal is erased", async () => {
+    const person = await createUser(second.url, admin.token, 'reviewed.person@example.com', { review_runner: ['runs:read'] });
+    const started = await call(second.url, 'POST', '/api/review', { token: person.token, json: { email: 'lin.review@example.com', plan: 'pro' } });
+    expect(started.status, JSON.stringify(started.body)).to.be.oneOf([201, 202]);
+    const runId = (started.body.run_id ?? started.body.id) as string;
+    const pending = async () =>
+      ((await as(admin.token, 'GET', '/api/approvals')).body as { run_id: string; display: Record<string, unknown> }[]).find((a) => a.run_id === runId);
+    expect((await eventually(async () => (await pending()) !== undefined, 10_000)).ok).to.equal(true);
+    expect((await pending())!.display).to.deep.equal({ email: 'lin.review@example.com', plan: 'pro' });
+    expect(await tablesHolding('lin.review')).to.deep.equal([]);
+    expect((await as(admin.token, 'POST', '/admin/erasure', { subject_type: 'user', id: person.id })).status).to.equal(200);
+    expect((await pending())!.display).to.deep.equal({ email: null, plan: 'pro' });
+  });
+
   it('shreds an expired run: its key is destroyed, another run of the same user keeps its values', async () => {
     const other = await createUser(second.url, admin.token, 'second.runner@example.com', { signup_runner: ['runs:read'] });
     const start = async () => {
@@ -141,10 +174,10 @@ describe('privacy: spec.personal_data of runs', function () {
       return (started.body.run_id ?? started.body.id) as string;
     };
     const old = await start();
-    await eventually(async () => (await as(other.token, 'GET', `/api/runs/${old}`)).body.status === 'completed', 20_000);
+    expect((await eventually(async () => (await as(other.token, 'GET', `/api/runs/${old}`)).body.status === 'completed', 20_000)).ok).to.equal(true);
     offsetMs = 5 * 60_000;
+    // Started on the moved clock, it has not ended (its timer is minutes away for the database): it does not expire.
     const fresh = await start();
-    await eventually(async () => (await as(other.token, 'GET', `/api/runs/${fresh}`)).body.status === 'completed', 20_000);
     expect(await second.retention.sweep()).to.be.greaterThan(0);
     expectError(await as(other.token, 'GET', `/api/runs/${old}`), 404);
     const keys = await second.kernel.pool.query<{ subject_id: string; destroyed: boolean }>(
