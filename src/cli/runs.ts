@@ -1,6 +1,7 @@
 // `svc runs export|import|replay`: moving runs between instances and checking them against today's code.
 import { openDataKeys } from '../privacy/boot.js';
-import { openRunEvents } from '../runs/personal.js';
+import { openRunEvents, runSealerOf } from '../runs/personal.js';
+import type { RunState } from '../runs/state.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Pool } from '../db/pool.js';
@@ -58,9 +59,15 @@ export async function importCommand(
   file: string,
   options: { resume: boolean; jwks?: string; unverified: boolean },
 ): Promise<void> {
-  const { store } = await projectStore(pool, projectDir);
+  const { store, settings, workflows } = await projectStore(pool, projectDir);
   const document: unknown = JSON.parse(await readFile(file, 'utf8'));
-  const importOptions = { resume: options.resume, unverified: options.unverified, trustedKeys: await trustedKeys(options.jwks) };
+  const dataKeys = await openDataKeys(pool, settings, false);
+  // The run's spec.personal_data is sealed again as it is stored (the export shows it opened).
+  const sealerOf = async (state: RunState) => {
+    const workflow = workflows.find(state.workflow, state.schemaVersion);
+    return workflow ? runSealerOf(dataKeys, workflow, state.runId, state.principal) : undefined;
+  };
+  const importOptions = { resume: options.resume, unverified: options.unverified, trustedKeys: await trustedKeys(options.jwks), sealerOf };
   const { runId, status } = await withCausation(CLI_CAUSATION, () => importRun(store, document, importOptions));
   process.stdout.write(`imported run ${runId} (${status})\n`);
 }

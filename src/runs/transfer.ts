@@ -1,12 +1,12 @@
 // Run export and import: the journal moves between instances and reads back identically.
 import type { DataKeys } from '../privacy/dataKeys.js';
-import { openPersonalObject, openRunEvents } from './personal.js';
+import { openPersonalObject, openRunEvents, sealRunEvent, type RunSealer } from './personal.js';
 import type { JSONWebKeySet } from 'jose';
 import { ZERO_HASH } from '../eventstore/canonical.js';
 import type { EventStore } from '../eventstore/store.js';
 import type { SigningKeys } from '../iam/keys.js';
 import type { Pool } from '../db/pool.js';
-import { evolveRun, initialRunState, isTerminal, type RunStatus } from './state.js';
+import { evolveRun, initialRunState, isTerminal, type RunState, type RunStatus } from './state.js';
 import { BadRequestError, ConflictError, NotFoundError, VersionConflictError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
 import { isJsonObject, type JsonObject } from '../kernel/json.js';
@@ -101,6 +101,8 @@ export interface ImportOptions {
   unverified?: boolean;
   /** Import a run that has not finished; any service on the database then claims and continues it. */
   resume?: boolean;
+  /** The sealer of the imported run (its workflow's spec.personal_data): an export shows values opened, the journal stores them sealed. */
+  sealerOf?: (state: RunState) => Promise<RunSealer | undefined>;
 }
 
 export interface ImportedRun {
@@ -141,7 +143,11 @@ export async function importRun(store: EventStore, document: unknown, options: I
   // Its cause (actor, source) is the importer's, in effect around the call (the CLI's).
   try {
     // A forked run's copies stay marked as copies (their source run is on the exporting instance).
-    const imported = journal.map((event) => ({ ...event, metadata: { imported: true, ...event.metadata } }));
+    const sealer = await options.sealerOf?.(state);
+    const imported = journal.map((event) => {
+      const marked = { ...event, metadata: { imported: true, ...event.metadata } };
+      return sealer ? sealRunEvent(sealer, marked) : marked;
+    });
     await store.append({ streamId: runStream(runId), expectedVersion: 0, events: imported });
   } catch (error) {
     if (error instanceof VersionConflictError) throw new ConflictError(`Run ${runId} is already in this database`, { run_id: runId });

@@ -9,7 +9,12 @@ import { rebuildProjection } from '../../src/projections/index.js';
 import { createTestDatabase } from '../support/db.js';
 import { bootstrapAdmin, call, eventually, expectError, type Admin } from '../support/http.js';
 import { copyProject } from '../support/projects.js';
-import { emptyProjectDir, startTestService } from '../support/service.js';
+import { emptyProjectDir, startTestKernel, startTestService } from '../support/service.js';
+import { openDataKeys } from '../../src/privacy/boot.js';
+import { openRunEvents, runSealerOf } from '../../src/runs/personal.js';
+import type { RunState } from '../../src/runs/state.js';
+import { importRun } from '../../src/runs/transfer.js';
+import type { WorkflowDefinition } from '../../src/workflows/definition.js';
 import { PROCESS_SIGNING_KEY } from '../support/serviceProcess.js';
 import { readSse } from '../support/sse.js';
 import { createUser, type SignedInUser } from '../support/users.js';
@@ -164,6 +169,29 @@ describe('privacy: spec.personal_data of runs', function () {
     expect(await tablesHolding('lin.review')).to.deep.equal([]);
     expect((await as(admin.token, 'POST', '/admin/erasure', { subject_type: 'user', id: person.id })).status).to.equal(200);
     expect((await pending())!.display).to.deep.equal({ email: null, plan: 'pro' });
+  });
+
+  it('an imported run stores its personal data sealed again (an export shows it opened)', async () => {
+    const person = await createUser(second.url, admin.token, 'imported.person@example.com', { signup_runner: ['runs:read'] });
+    const started = await call(second.url, 'POST', '/api/signup', { token: person.token, json: { email: 'kay.import@example.com', plan: 'pro' } });
+    const runId = (started.body.run_id ?? started.body.id) as string;
+    expect((await eventually(async () => (await as(person.token, 'GET', `/api/runs/${runId}`)).body.status === 'completed', 20_000)).ok).to.equal(true);
+    const exported = (await as(person.token, 'GET', `/api/runs/${runId}/export`)).body;
+    expect(exported.events[0].payload.input.email).to.equal('kay.import@example.com');
+    const kernel = await startTestKernel({ databaseUrl: await createTestDatabase() });
+    try {
+      const dataKeys = await openDataKeys(kernel.pool, kernel.settings, false);
+      // What the importing instance's signup workflow declares (the sealer reads only this).
+      const workflow = { personalData: ['email', 'contact'] } as WorkflowDefinition;
+      const sealerOf = (state: RunState) => runSealerOf(dataKeys, workflow, state.runId, state.principal);
+      expect((await importRun(kernel.store, exported, { unverified: true, sealerOf })).status).to.equal('completed');
+      const { rows } = await kernel.pool.query<{ type: string }>('SELECT type FROM events WHERE data::text ILIKE $1', ['%kay.import%']);
+      expect(rows, 'no clear text in the importing database').to.deep.equal([]);
+      const back = await openRunEvents(dataKeys, await kernel.store.readWholeStream(`run-${runId}`));
+      expect((back[0]!.data as { payload: { input: unknown } }).payload.input).to.deep.equal({ email: 'kay.import@example.com', plan: 'pro' });
+    } finally {
+      await kernel.close();
+    }
   });
 
   it('shreds an expired run: its key is destroyed, another run of the same user keeps its values', async () => {
