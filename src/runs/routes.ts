@@ -143,7 +143,7 @@ export function runsRouter(deps: RunRoutesDeps): Router {
     const principal = req.principal!;
     const { id } = await readableRun(pool, principal, uuidParam(req, 'id', 'Run'));
     const body = forkBody.parse(req.body ?? {});
-    const forkDeps = { store, workflows, executor: deps.executor, checkInput: deps.starter.checkInput.bind(deps.starter) };
+    const forkDeps = { store, workflows, executor: deps.executor, checkInput: deps.starter.checkInput.bind(deps.starter), dataKeys: deps.dataKeys };
     const request = { sourceRunId: id, fromStep: body.from_step, input: body.input ?? {}, caller: principal, metadata: requestMetadata(req) };
     const runId = await forkRun(forkDeps, request);
     res

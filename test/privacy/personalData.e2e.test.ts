@@ -171,11 +171,18 @@ describe('privacy: spec.personal_data of runs', function () {
     expect((await pending())!.display).to.deep.equal({ email: null, plan: 'pro' });
   });
 
-  it('an imported run stores its personal data sealed again (an export shows it opened)', async () => {
+  it('a fork and an imported run store their personal data sealed again (an export shows it opened)', async () => {
     const person = await createUser(second.url, admin.token, 'imported.person@example.com', { signup_runner: ['runs:read'] });
     const started = await call(second.url, 'POST', '/api/signup', { token: person.token, json: { email: 'kay.import@example.com', plan: 'pro' } });
     const runId = (started.body.run_id ?? started.body.id) as string;
     expect((await eventually(async () => (await as(person.token, 'GET', `/api/runs/${runId}`)).body.status === 'completed', 20_000)).ok).to.equal(true);
+    // A fork is the forking caller's run: the copied values are sealed again with the fork's own key.
+    const forked = await as(admin.token, 'POST', `/api/runs/${runId}/fork`, { from_step: 'done' });
+    expect(forked.status, JSON.stringify(forked.body)).to.equal(202);
+    expect(forked.body.input).to.deep.equal({ email: 'kay.import@example.com', plan: 'pro' });
+    expect((await eventually(async () => (await as(admin.token, 'GET', `/api/runs/${forked.body.id}`)).body.status === 'completed', 20_000)).ok).to.equal(true);
+    expect((await as(admin.token, 'GET', `/api/runs/${forked.body.id}`)).body.output).to.deep.equal({ email: 'kay.import@example.com', plan: 'pro' });
+    expect(await tablesHolding('kay.import')).to.deep.equal([]);
     const exported = (await as(person.token, 'GET', `/api/runs/${runId}/export`)).body;
     expect(exported.events[0].payload.input.email).to.equal('kay.import@example.com');
     const kernel = await startTestKernel({ databaseUrl: await createTestDatabase() });
