@@ -1,5 +1,6 @@
 // spec.personal_data in a run's journal: the listed top-level input and context keys sealed on append
 // (one data key per run, erased with the run's principal, destroyed when the run expires), opened on read.
+import { ConflictError } from '../kernel/errors.js';
 import type { JsonObject, JsonValue } from '../kernel/json.js';
 import { isJsonObject } from '../kernel/json.js';
 import type { DataKeys, Subject } from '../privacy/dataKeys.js';
@@ -10,7 +11,8 @@ import type { RunPrincipal } from './events.js';
 /** What a run with personal data seals its events' listed keys with (no key look-up per event). */
 export interface RunSealer {
   keys: ReadonlySet<string>;
-  seal: (plaintext: string) => string;
+  /** null: the run's key was destroyed (its principal erased while it ran): what it produces is journaled as null. */
+  seal: (plaintext: string) => string | null;
 }
 
 /**
@@ -20,17 +22,28 @@ export interface RunSealer {
  */
 export const runSubject = (principalId: string | null | undefined, runId: string): Subject => ({ type: 'run', id: `${principalId ?? '-'}:${runId}` });
 
-/** The sealer of a run of `workflow`; undefined (and no query) when the workflow declares no personal data. */
+/**
+ * The sealer of a run of `workflow`; undefined (and no query) when the workflow declares no personal data.
+ * A new run of an erased principal is refused (409); a run resumed after its principal was erased goes on,
+ * and the personal values it produces from then on are journaled as null.
+ */
 export async function runSealerOf(
   dataKeys: DataKeys | undefined,
   workflow: WorkflowDefinition,
   runId: string,
   principal: RunPrincipal | null | undefined,
+  isNew = true,
 ): Promise<RunSealer | undefined> {
-  const keys = workflow.personalData ?? [];
-  if (keys.length === 0 || !dataKeys) return undefined;
-  const seal = await dataKeys.sealerFor(runSubject(principal?.user_id, runId), principal ? { type: 'user', id: principal.user_id } : undefined);
-  return { keys: new Set(keys), seal };
+  const keys = new Set(workflow.personalData ?? []);
+  if (keys.size === 0 || !dataKeys) return undefined;
+  const subject = runSubject(principal?.user_id, runId);
+  if (isNew) return { keys, seal: await dataKeys.sealerFor(subject, principal ? { type: 'user', id: principal.user_id } : undefined) };
+  try {
+    return { keys, seal: await dataKeys.sealerFor(subject) };
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    return { keys, seal: () => null };
+  }
 }
 
 /** The objects of a run event's payload whose top-level keys are input or context keys (or the run's output). */

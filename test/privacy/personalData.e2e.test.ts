@@ -201,6 +201,17 @@ describe('privacy: spec.personal_data of runs', function () {
     }
   });
 
+  it('a run whose principal is erased while it waits goes on, journaling its personal values as null', async () => {
+    const person = await createUser(second.url, admin.token, 'waiting.person@example.com', { signup_runner: ['runs:read'] });
+    const started = await call(second.url, 'POST', '/api/signup', { token: person.token, json: { email: 'mo.wait@example.com', plan: 'pro' } });
+    const runId = (started.body.run_id ?? started.body.id) as string;
+    expect((await eventually(async () => (await as(admin.token, 'GET', `/api/runs/${runId}`)).body.status === 'waiting_timer', 10_000)).ok).to.equal(true);
+    expect((await as(admin.token, 'POST', '/admin/erasure', { subject_type: 'user', id: person.id })).status).to.equal(200);
+    expect((await eventually(async () => (await as(admin.token, 'GET', `/api/runs/${runId}`)).body.status === 'completed', 20_000)).ok).to.equal(true);
+    expect((await as(admin.token, 'GET', `/api/runs/${runId}`)).body.output).to.deep.equal({ email: null, plan: 'pro' });
+    expect(await tablesHolding('mo.wait')).to.deep.equal([]);
+  });
+
   it('shreds an expired run: its key is destroyed, another run of the same user keeps its values', async () => {
     const other = await createUser(second.url, admin.token, 'second.runner@example.com', { signup_runner: ['runs:read'] });
     const start = async () => {

@@ -188,7 +188,7 @@ export class RunExecutor {
       await releaseLease(store.pool, runId, this.owner);
       return;
     }
-    const sealer = (workflow.personalData ?? []).length > 0 ? await runSealerOf(this.options.dataKeys, workflow, runId, committed.principal) : undefined;
+    const sealer = (workflow.personalData ?? []).length > 0 ? await runSealerOf(this.options.dataKeys, workflow, runId, committed.principal, false) : undefined;
     if (sealer) {
       // The drive works on clear values: what the journal holds sealed is opened (null once erased).
       recorded = await openRunEvents(this.options.dataKeys!, recorded);
