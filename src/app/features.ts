@@ -101,7 +101,7 @@ export async function startFeatures(kernel: Kernel, project: LoadedProject, cloc
   stops.add(() => federationProviders.stop());
   const federation = new FederationService(pool, identity.commands, identity.auth, federationProviders, settings, outbound.fetch);
   const records = new RecordCommands(store, identity.dataKeys);
-  const runs = await startRuns(context, { ...definitions, artifacts, records, outbound });
+  const runs = await startRuns(context, { ...definitions, artifacts, records, outbound, dataKeys: identity.dataKeys });
   const schedules = startSchedules(context, definitions.workflows, runs);
   const privacy = await startPrivacy(context, definitions, identity, records);
   return { ...definitions, ...identity, artifacts, outbound, federationProviders, federation, records, ...runs, schedules, ...privacy };
@@ -116,12 +116,24 @@ async function startPrivacy(
 ): Promise<Pick<Features, 'erasers' | 'erasureLog' | 'retention'>> {
   const { pool, store, settings, logger } = kernel;
   const erasers: Erasers = {
-    user: (id, metadata) => identity.commands.eraseUser(id, metadata),
+    // The user's own values, then the personal data of every run the user started (spec.personal_data).
+    user: async (id, metadata) => {
+      await identity.commands.eraseUser(id, metadata);
+      await identity.dataKeys.eraseOwned('run', id);
+    },
     record: (id, metadata) => records.erase(allModelVersions(definitions.models), id, clock.now().toISOString(), metadata),
   };
   const erasureLog = new ErasureLog(settings.erasureLogFile);
   await erasureLog.replay(pool, erasers, logger);
-  const retention = new RetentionSweeper({ pool, store, workflows: definitions.workflows, clock, logger, defaultRetentionMs: settings.runRetentionMs });
+  const retention = new RetentionSweeper({
+    pool,
+    store,
+    workflows: definitions.workflows,
+    clock,
+    logger,
+    defaultRetentionMs: settings.runRetentionMs,
+    dataKeys: identity.dataKeys,
+  });
   retention.start(RETENTION_SWEEP_MS);
   stops.add(() => retention.stop());
   return { erasers, erasureLog, retention };
@@ -129,7 +141,7 @@ async function startPrivacy(
 
 /** Whether a model or workflow declares personal data of its own (users' email and phone always are). */
 function declaresPersonalData(project: LoadedProject): boolean {
-  return project.models.some((model) => personalFieldsOf(model).length > 0);
+  return project.models.some((model) => personalFieldsOf(model).length > 0) || project.workflows.some((w) => (w.personalData ?? []).length > 0);
 }
 
 /** Every version of every model this process knows (a record may be of any). */
@@ -182,7 +194,7 @@ async function startIdentity({ kernel, project, clock, stops }: Context): Promis
 /** The run executor (it starts driving runs nobody drives) and the approvals that pause runs. */
 async function startRuns(
   { kernel, project, clock, stops }: Context,
-  uses: Omit<Definitions, 'versions'> & { artifacts: ArtifactCatalog; records: RecordCommands; outbound: Outbound },
+  uses: Omit<Definitions, 'versions'> & { artifacts: ArtifactCatalog; records: RecordCommands; outbound: Outbound; dataKeys: DataKeys },
 ): Promise<{ executor: RunExecutor; starter: RunStarter; approvals: ApprovalService }> {
   const { settings, logger, pool, store } = kernel;
   const { models, workflows, artifacts, records, outbound } = uses;
@@ -195,6 +207,7 @@ async function startRuns(
     clock,
     logger,
     leaseMs: settings.runLeaseMs,
+    dataKeys: uses.dataKeys,
     claimIntervalMs: settings.runClaimIntervalMs,
   });
   await executor.start();

@@ -19,6 +19,7 @@ import { scopesRouter } from '../models/scopesRoute.js';
 import { docsRouter } from '../openapi/routes.js';
 import { erasureRouter } from '../privacy/routes.js';
 import { runsRouter } from '../runs/routes.js';
+import { openPersonalObject } from '../runs/personal.js';
 import { triggerRouter } from '../runs/trigger/routes.js';
 import { retentionRouter } from '../runs/retention/routes.js';
 import { scheduleAdminRouter } from '../schedules/routes.js';
@@ -52,8 +53,19 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     authRouter({ auth, authenticator, keys: features.keys }),
     federationRouter({ federation: features.federation, providers: federationProviders, store, authenticator, settings, clock, outbound: features.outbound }),
     iamAdminRouter({ pool, commands: features.commands, auth, authenticator }),
-    runsRouter({ pool, reads, store, follower, executor, workflows, authenticator, keys: features.keys, starter: features.starter }),
-    approvalRouter({ pool, approvals: features.approvals, authenticator }),
+    runsRouter({
+      pool,
+      reads,
+      store,
+      follower,
+      executor,
+      workflows,
+      authenticator,
+      keys: features.keys,
+      starter: features.starter,
+      dataKeys: features.dataKeys,
+    }),
+    approvalRouter({ pool, approvals: features.approvals, authenticator, openDisplay: (display) => openPersonalObject(features.dataKeys, display) }),
     artifactRouter({ catalog: artifacts, authenticator }),
     docsRouter({ workflows, models, crudEnabled }),
     registryRouter({ workflows, models, artifacts, agentModels: project.agentModels, federation: federationProviders, authenticator }),

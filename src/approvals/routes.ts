@@ -48,21 +48,30 @@ export function presentApproval(row: ApprovalRow): Approval {
   };
 }
 
-export function approvalRouter(deps: { pool: Pool; approvals: ApprovalService; authenticator: Authenticator }): Router {
-  const { pool, approvals, authenticator } = deps;
+export interface ApprovalRouteDeps {
+  pool: Pool;
+  approvals: ApprovalService;
+  authenticator: Authenticator;
+  /** Opens the sealed spec.personal_data values an approval displays (null once erased). */
+  openDisplay?: (display: JsonObject) => Promise<JsonObject>;
+}
+
+export function approvalRouter(deps: ApprovalRouteDeps): Router {
+  const { pool, approvals, authenticator, openDisplay } = deps;
   const router = Router();
+  const present = async (row: ApprovalRow) => presentApproval(openDisplay ? { ...row, display: await openDisplay(row.display) } : row);
   const decider = authenticator.require({ scope: DECIDE_SCOPE });
 
   router.get('/api/approvals', decider, async (req, res) => {
     const principal = req.principal!;
     const rows = await pendingApprovals(pool, principal.tenant ?? null);
-    res.json(rows.filter((row) => canDecide(principal, row)).map(presentApproval));
+    res.json(await Promise.all(rows.filter((row) => canDecide(principal, row)).map(present)));
   });
 
   router.post('/api/approvals/:id', decider, async (req, res) => {
     const id = uuidParam(req, 'id', 'Approval');
     const body = decisionBody.parse(req.body ?? {});
-    res.json(presentApproval(await approvals.decide(id, body, req.principal!, requestMetadata(req))));
+    res.json(await present(await approvals.decide(id, body, req.principal!, requestMetadata(req))));
   });
 
   router.post('/api/runs/:id/human/:agent_id', decider, async (req, res) => {
@@ -70,7 +79,7 @@ export function approvalRouter(deps: { pool: Pool; approvals: ApprovalService; a
     const approval = await findApprovalOfStep(pool, runId, String(req.params.agent_id), req.principal!.tenant ?? null);
     if (!approval) throw new NotFoundError(`Run ${runId} has no approval for ${req.params.agent_id}`);
     const body = decisionBody.parse(req.body ?? {});
-    res.json(presentApproval(await approvals.decide(approval.approval_id, body, req.principal!, requestMetadata(req))));
+    res.json(await present(await approvals.decide(approval.approval_id, body, req.principal!, requestMetadata(req))));
   });
 
   return router;

@@ -1,5 +1,7 @@
 // `svc runs export|import|replay`: moving runs between instances and checking them against today's code.
 import { openDataKeys } from '../privacy/boot.js';
+import { openRunEvents, runSealerOf } from '../runs/personal.js';
+import type { RunState } from '../runs/state.js';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Pool } from '../db/pool.js';
@@ -43,7 +45,8 @@ export async function exportCommand(pool: Pool, projectDir: string, runId: strin
   const { settings, store, workflows } = await projectStore(pool, projectDir);
   if (!settings.signingKeyHex) throw new Error('SVC_SIGNING_KEY is not set: an export is signed with the service key');
   const keys = await loadSigningKeys(settings.signingKeyHex);
-  process.stdout.write(`${JSON.stringify(await exportRun(pool, store, workflows, runId, keys), null, 2)}\n`);
+  const dataKeys = await openDataKeys(pool, settings, false);
+  process.stdout.write(`${JSON.stringify(await exportRun(pool, store, workflows, runId, keys, dataKeys), null, 2)}\n`);
 }
 
 /** Whoever runs the CLI against the database; it has no user of svc's. */
@@ -56,9 +59,15 @@ export async function importCommand(
   file: string,
   options: { resume: boolean; jwks?: string; unverified: boolean },
 ): Promise<void> {
-  const { store } = await projectStore(pool, projectDir);
+  const { store, settings, workflows } = await projectStore(pool, projectDir);
   const document: unknown = JSON.parse(await readFile(file, 'utf8'));
-  const importOptions = { resume: options.resume, unverified: options.unverified, trustedKeys: await trustedKeys(options.jwks) };
+  const dataKeys = await openDataKeys(pool, settings, false);
+  // The run's spec.personal_data is sealed again as it is stored (the export shows it opened).
+  const sealerOf = async (state: RunState) => {
+    const workflow = workflows.find(state.workflow, state.schemaVersion);
+    return workflow ? runSealerOf(dataKeys, workflow, state.runId, state.principal) : undefined;
+  };
+  const importOptions = { resume: options.resume, unverified: options.unverified, trustedKeys: await trustedKeys(options.jwks), sealerOf };
   const { runId, status } = await withCausation(CLI_CAUSATION, () => importRun(store, document, importOptions));
   process.stdout.write(`imported run ${runId} (${status})\n`);
 }
@@ -74,6 +83,7 @@ export async function verifyExportCommand(file: string, jwks: string | undefined
 export async function replayCommand(pool: Pool, projectDir: string, target: string): Promise<number> {
   const { settings, project, store, workflows, models } = await projectStore(pool, projectDir);
   let journal: RunEvent[];
+  const dataKeys = await openDataKeys(pool, settings, false);
   let name: string;
   let version: string;
   let definition: JsonObject | null = null;
@@ -82,7 +92,8 @@ export async function replayCommand(pool: Pool, projectDir: string, target: stri
     journal = exported.events.map(exportedRunEvent);
     ({ name, schema_version: version, definition } = exported.workflow);
   } else {
-    journal = (await store.readWholeStream(runStream(target))).map((e) => asRunEvent(e));
+    // Sealed spec.personal_data is opened, as the run saw it (null once erased or expired).
+    journal = (await openRunEvents(dataKeys, await store.readWholeStream(runStream(target)))).map((e) => asRunEvent(e));
     const started = journal[0];
     if (started?.type !== 'run_started') throw new Error(`no run ${target} in this database (and no such file)`);
     ({ workflow: name, schema_version: version } = started.data.payload);
@@ -95,7 +106,7 @@ export async function replayCommand(pool: Pool, projectDir: string, target: stri
     pool,
     runners: project.runners,
     models,
-    records: new RecordCommands(store, await openDataKeys(pool, settings, false)),
+    records: new RecordCommands(store, dataKeys),
     fetch: outbound.fetch,
   }).finally(() => outbound.close());
   for (const line of lines) process.stdout.write(`${line.verdict} ${line.step} (${line.kind})${line.detail ? `: ${line.detail}` : ''}\n`);

@@ -3,7 +3,16 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/pool.js';
 import { ConflictError, DataIntegrityError } from '../kernel/errors.js';
 import { blindIndexOf, isEnvelope, kekIdOf, openValue, parseEnvelope, sealValue, unwrapKey, wrapKey } from './envelope.js';
-import { destroySubjectKey, findKeysById, insertKeyIfAbsent, type StoredKey, type Subject } from './keyStore.js';
+import {
+  destroyKeysOfItem,
+  destroyKeysOwnedBy,
+  destroySubjectKey,
+  findKeysById,
+  findSubjectKey,
+  insertKeyIfAbsent,
+  type StoredKey,
+  type Subject,
+} from './keyStore.js';
 
 export type { Subject } from './keyStore.js';
 
@@ -41,6 +50,31 @@ export class DataKeys {
   async seal(subject: Subject, value: string): Promise<string> {
     const { keyId, key } = await this.subjectKey(subject);
     return sealValue(key, keyId, value);
+  }
+
+  /**
+   * A synchronous sealer for one subject (its key looked up once): a run seals many values with it.
+   * `owner`: the subject the values belong to (a run's principal): once it is erased, nothing new is sealed for it.
+   */
+  async sealerFor(subject: Subject, owner?: Subject): Promise<(plaintext: string) => string> {
+    if (owner) {
+      const stored = await findSubjectKey(this.db, owner);
+      if (stored?.destroyed_at) throw new ConflictError(`The ${owner.type} ${owner.id} was erased: it takes no new personal data`);
+    }
+    const { keyId, key } = await this.subjectKey(subject);
+    return (plaintext) => sealValue(key, keyId, plaintext);
+  }
+
+  /** Destroys the keys of subjects of `type` whose id starts with `prefix:` (a user's runs); answers how many. */
+  async eraseOwned(type: string, ownerId: string, db: Queryable = this.db): Promise<number> {
+    for (const cached of this.sealKeys.keys()) if (cached.startsWith(`${type}\u0000${ownerId}:`)) this.sealKeys.delete(cached);
+    return destroyKeysOwnedBy(db, type, ownerId);
+  }
+
+  /** Destroys the keys of subjects of `type` whose id ends with `:suffix` (an expired run's); answers how many. */
+  async eraseByItem(type: string, itemId: string, db: Queryable = this.db): Promise<number> {
+    for (const cached of this.sealKeys.keys()) if (cached.startsWith(`${type}\u0000`) && cached.endsWith(`:${itemId}`)) this.sealKeys.delete(cached);
+    return destroyKeysOfItem(db, type, itemId);
   }
 
   async sealNullable(subject: Subject, value: string | null | undefined): Promise<string | null | undefined> {

@@ -52,6 +52,28 @@ export async function destroySubjectKey(db: Queryable, subject: Subject, tombsto
   return (rowCount ?? 0) > 0;
 }
 
+/**
+ * Keys of subjects named `<owner>:<item>` (a run's: `<user id>:<run id>`): all of an owner's, or the
+ * one of an item. Both use the expression indexes of db/0022. Answers how many were destroyed.
+ */
+export async function destroyKeysOwnedBy(db: Queryable, subjectType: string, ownerId: string): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE svc_data_keys SET wrapped_key = NULL, kek_id = NULL, destroyed_at = now()
+     WHERE subject_type = $1 AND split_part(subject_id, ':', 1) = $2 AND destroyed_at IS NULL`,
+    [subjectType, ownerId],
+  );
+  return rowCount ?? 0;
+}
+
+export async function destroyKeysOfItem(db: Queryable, subjectType: string, itemId: string): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE svc_data_keys SET wrapped_key = NULL, kek_id = NULL, destroyed_at = now()
+     WHERE subject_type = $1 AND split_part(subject_id, ':', 2) = $2 AND destroyed_at IS NULL`,
+    [subjectType, itemId],
+  );
+  return rowCount ?? 0;
+}
+
 /** Live keys wrapped with a KEK other than `kekId`, a batch at a time, locked for the rewrap. */
 export async function lockKeysNotWrappedWith(db: Queryable, kekId: string, limit: number): Promise<StoredKey[]> {
   const { rows } = await db.query<StoredKey>(

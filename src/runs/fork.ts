@@ -2,6 +2,8 @@
 // journal starts with the source's events before the step, copied (same type and data, metadata
 // `copied_from`), so the engine resumes it at that step exactly as it resumes any run from its
 // journal: nothing before the step runs again.
+import type { DataKeys } from '../privacy/dataKeys.js';
+import { openRunEvents, runSealerOf, sealRunEvent } from './personal.js';
 import type { EventStore } from '../eventstore/store.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import type { Principal } from '../kernel/access.js';
@@ -89,6 +91,8 @@ export interface ForkDeps {
   executor: RunExecutor;
   /** The workflow's input schema check (the trigger's), for the merged input. */
   checkInput: (workflow: WorkflowDefinition, input: JsonObject) => JsonObject;
+  /** Opens the source's spec.personal_data and seals the fork's with a key of its own (the fork is the caller's run). */
+  dataKeys?: DataKeys | undefined;
 }
 
 export interface ForkRequest {
@@ -103,17 +107,22 @@ export interface ForkRequest {
 /** Journals the fork (one append opens its stream), then drives it here; any worker's claims pick it up otherwise. */
 export async function forkRun(deps: ForkDeps, request: ForkRequest): Promise<string> {
   const { store, workflows, executor } = deps;
-  const journal = (await store.readWholeStream(runStream(request.sourceRunId))).map((event) => asRunEvent(event));
+  let journal = (await store.readWholeStream(runStream(request.sourceRunId))).map((event) => asRunEvent(event));
   const started = journal[0];
   if (started?.type !== 'run_started') throw new NotFoundError(`Run ${request.sourceRunId} not found`);
-  const { workflow: name, schema_version: version, input: sourceInput } = started.data.payload;
+  const { workflow: name, schema_version: version } = started.data.payload;
   const workflow = workflows.find(name, version);
   if (!workflow) throw new ConflictError(`Workflow ${name} ${version} is not loaded here: a fork of its run cannot run`);
   if (!workflows.isEnabled(workflow)) throw new ConflictError(`Workflow ${name} ${version} is disabled: enable it to fork its runs`);
   const principal = passGate(workflow, request.caller);
-  const input = deps.checkInput(workflow, { ...sourceInput, ...request.input });
   const runId = newId();
-  const events = decideFork({ sourceRunId: request.sourceRunId, journal, workflow, fromStep: request.fromStep, input, principal, runId });
+  const sealer = (workflow.personalData ?? []).length > 0 ? await runSealerOf(deps.dataKeys, workflow, runId, principal) : undefined;
+  if (sealer) journal = await openRunEvents(deps.dataKeys!, journal);
+  const opened = journal[0]!;
+  const sourceInput = opened.type === 'run_started' ? opened.data.payload.input : started.data.payload.input;
+  const input = deps.checkInput(workflow, { ...sourceInput, ...request.input });
+  const decided = decideFork({ sourceRunId: request.sourceRunId, journal, workflow, fromStep: request.fromStep, input, principal, runId });
+  const events = sealer ? decided.map((event) => sealRunEvent(sealer, event)) : decided;
   await store.append({ streamId: runStream(runId), expectedVersion: 0, events }, { metadata: request.metadata });
   await executor.resume(runId);
   return runId;

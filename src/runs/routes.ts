@@ -24,6 +24,8 @@ import { presentRunEvent, runDescriptor, type RunRow } from './present.js';
 import { findChildren, findRun, searchRuns } from './queries.js';
 import { encodeCursor, parseRunSearch } from './search.js';
 import { exportRun } from './transfer.js';
+import type { DataKeys } from '../privacy/dataKeys.js';
+import { holdsSealed, openPersonalObject, openRunEvents } from './personal.js';
 import type { RunStarter } from './trigger/startRun.js';
 import { withQueuePosition } from './concurrency/slots.js';
 
@@ -58,6 +60,8 @@ export interface RunRoutesDeps {
   keys: SigningKeys;
   /** Checks a fork's input as a trigger checks its body. */
   starter: RunStarter;
+  /** Opens the sealed spec.personal_data of runs (null once erased or expired). */
+  dataKeys?: DataKeys;
 }
 
 const isAdmin = (principal: Principal) => principal.scopes.includes(ADMIN_SCOPE);
@@ -89,8 +93,15 @@ function liveFrame(event: RecordedEvent): string {
   return frame;
 }
 
+/** A run row as shown: its sealed input and output values opened (the row untouched when none are sealed). */
+async function shownRow(deps: Pick<RunRoutesDeps, 'dataKeys'>, row: RunRow): Promise<RunRow> {
+  const keys = deps.dataKeys;
+  return keys ? { ...row, input: await openPersonalObject(keys, row.input), output: await openPersonalObject(keys, row.output) } : row;
+}
+
 export function runsRouter(deps: RunRoutesDeps): Router {
   const { pool, store, workflows, authenticator, reads } = deps;
+  const describe = async (row: RunRow) => runDescriptor(await shownRow(deps, row));
   const router = Router();
   const readRule = { scope: 'runs:read' };
 
@@ -100,20 +111,20 @@ export function runsRouter(deps: RunRoutesDeps): Router {
     const { value: rows } = await reads.read(req, (db) => searchRuns(db, { ...search, limit: search.limit + 1 }));
     const page = rows.slice(0, search.limit);
     if (rows.length > search.limit) res.setHeader('X-Next-Cursor', encodeCursor({ createdAt: page.at(-1)!.created_at, id: page.at(-1)!.id }));
-    res.json(page.map(runDescriptor));
+    res.json(await Promise.all(page.map(describe)));
   });
 
   router.get('/api/runs/:id', authenticator.authenticate, async (req, res) => {
     const id = uuidParam(req, 'id', 'Run');
     const { value: run, db } = await reads.read(req, (db) => readableRun(db, req.principal!, id));
-    res.json({ ...(await withQueuePosition(db, runDescriptor(run))), children: await findChildren(db, run.id) });
+    res.json({ ...(await withQueuePosition(db, await describe(run))), children: await findChildren(db, run.id) });
   });
 
   router.get('/api/runs/:id/events', authenticator.require(readRule), (req, res) => streamRunEvents(deps, req, res));
 
   router.get('/api/runs/:id/export', authenticator.require(readRule), async (req, res) => {
     const run = await readableRun(pool, req.principal!, uuidParam(req, 'id', 'Run'));
-    res.json(await exportRun(pool, store, workflows, run.id, deps.keys));
+    res.json(await exportRun(pool, store, workflows, run.id, deps.keys, deps.dataKeys));
   });
 
   // Control needs runs:control and read access: a run the caller cannot read is the same 404 as reading it.
@@ -123,7 +134,7 @@ export function runsRouter(deps: RunRoutesDeps): Router {
       const { id } = await readableRun(pool, principal, uuidParam(req, 'id', 'Run'));
       await controlRun(store, id, action, principal.userId, controlMessage(action, req), requestMetadata(req));
       if (action === 'resume') await deps.executor.resume(id);
-      res.json(runDescriptor((await findRun(pool, id))!));
+      res.json(await describe((await findRun(pool, id))!));
     });
   }
 
@@ -132,13 +143,13 @@ export function runsRouter(deps: RunRoutesDeps): Router {
     const principal = req.principal!;
     const { id } = await readableRun(pool, principal, uuidParam(req, 'id', 'Run'));
     const body = forkBody.parse(req.body ?? {});
-    const forkDeps = { store, workflows, executor: deps.executor, checkInput: deps.starter.checkInput.bind(deps.starter) };
+    const forkDeps = { store, workflows, executor: deps.executor, checkInput: deps.starter.checkInput.bind(deps.starter), dataKeys: deps.dataKeys };
     const request = { sourceRunId: id, fromStep: body.from_step, input: body.input ?? {}, caller: principal, metadata: requestMetadata(req) };
     const runId = await forkRun(forkDeps, request);
     res
       .status(202)
       .location(`/api/runs/${runId}`)
-      .json(runDescriptor((await findRun(pool, runId))!));
+      .json(await describe((await findRun(pool, runId))!));
   });
 
   return router;
@@ -156,7 +167,7 @@ async function streamRunEvents(deps: RunRoutesDeps, req: Request, res: Response)
   }
   // On a replica the catch-up reads there; the follower then reads the primary only past it.
   const caughtUp = db === deps.pool ? after : await replayRunEvents(deps, run.id, after, stream, db, { isLeftOpen: true });
-  if (caughtUp !== undefined) followRunEvents(deps.follower, run, caughtUp, stream);
+  if (caughtUp !== undefined) followRunEvents(deps, run, caughtUp, stream);
 }
 
 /**
@@ -164,7 +175,7 @@ async function streamRunEvents(deps: RunRoutesDeps, req: Request, res: Response)
  * before following, which answers the last position sent (undefined once the run's end was sent).
  */
 async function replayRunEvents(
-  { store, reads }: { store: EventStore; reads: Reads },
+  { store, reads, dataKeys }: { store: EventStore; reads: Reads; dataKeys?: DataKeys | undefined },
   runId: string,
   after: number,
   stream: SseStream,
@@ -182,13 +193,14 @@ async function replayRunEvents(
       return store.readStream(runStream(runId), from, 1000);
     });
   for (;;) {
-    const page = await readPage(position, db);
+    const read = await readPage(position, db);
+    const page = dataKeys ? await openRunEvents(dataKeys, read) : read;
     for (const event of page) {
       stream.send(event.type, presentRunEvent(event), event.streamPosition);
       position = event.streamPosition;
       if (TERMINAL_EVENT_TYPES.includes(event.type as RunEventType)) hasEnded = true;
     }
-    if (page.length < 1000 || stream.closed) break;
+    if (read.length < 1000 || stream.closed) break;
   }
   if (!isLeftOpen || hasEnded || stream.closed) {
     stream.close();
@@ -198,16 +210,28 @@ async function replayRunEvents(
 }
 
 /** The journal after `after`, then live until the run's terminal event (or the client leaves). */
-function followRunEvents(follower: LogFollower, run: RunRow, after: number, stream: SseStream): void {
+function followRunEvents({ follower, dataKeys }: Pick<RunRoutesDeps, 'follower' | 'dataKeys'>, run: RunRow, after: number, stream: SseStream): void {
   // A finished run whose terminal event the client already holds has nothing left to send.
   if (TERMINAL_STATUSES.includes(run.status as RunStatus) && after >= Number(run.last_seq)) {
     stream.close();
     return;
   }
+  const send = (event: RecordedEvent, shown: RecordedEvent) => {
+    stream.sendFrame(shown === event ? liveFrame(event) : sseFrame(event.type, presentRunEvent(shown), event.streamPosition));
+    if (TERMINAL_EVENT_TYPES.includes(event.type as RunEventType)) stream.close();
+  };
+  // Events with sealed values are opened first (a key look-up); those after them wait their turn.
+  let opening: Promise<void> | null = null;
   const live = follower.subscribeToStream(runStream(run.id), after).subscribe({
     next: (event) => {
-      stream.sendFrame(liveFrame(event));
-      if (TERMINAL_EVENT_TYPES.includes(event.type as RunEventType)) stream.close();
+      if (opening === null && !(dataKeys && holdsSealed(event))) return send(event, event);
+      const turn: Promise<void> = (opening ?? Promise.resolve())
+        .then(async () => send(event, dataKeys ? (await openRunEvents(dataKeys, [event]))[0]! : event))
+        .catch(() => stream.close())
+        .finally(() => {
+          if (opening === turn) opening = null;
+        });
+      opening = turn;
     },
     error: () => stream.close(),
   });

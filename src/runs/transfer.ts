@@ -1,10 +1,12 @@
 // Run export and import: the journal moves between instances and reads back identically.
+import type { DataKeys } from '../privacy/dataKeys.js';
+import { openPersonalObject, openRunEvents, sealRunEvent, type RunSealer } from './personal.js';
 import type { JSONWebKeySet } from 'jose';
 import { ZERO_HASH } from '../eventstore/canonical.js';
 import type { EventStore } from '../eventstore/store.js';
 import type { SigningKeys } from '../iam/keys.js';
 import type { Pool } from '../db/pool.js';
-import { evolveRun, initialRunState, isTerminal, type RunStatus } from './state.js';
+import { evolveRun, initialRunState, isTerminal, type RunState, type RunStatus } from './state.js';
 import { BadRequestError, ConflictError, NotFoundError, VersionConflictError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
 import { isJsonObject, type JsonObject } from '../kernel/json.js';
@@ -40,10 +42,20 @@ export interface RunExport extends JsonObject {
 }
 
 /** The run's journal with each event's hash, signed with the service key (see signedExport.ts). */
-export async function exportRun(pool: Pool, store: EventStore, workflows: WorkflowRegistry, runId: string, keys: SigningKeys): Promise<RunExport> {
-  const run = await findRun(pool, runId);
-  if (!run) throw new NotFoundError(`Run ${runId} not found`);
-  const events = await store.readWholeStream(runStream(run.id));
+export async function exportRun(
+  pool: Pool,
+  store: EventStore,
+  workflows: WorkflowRegistry,
+  runId: string,
+  keys: SigningKeys,
+  dataKeys?: DataKeys,
+): Promise<RunExport> {
+  const found = await findRun(pool, runId);
+  if (!found) throw new NotFoundError(`Run ${runId} not found`);
+  // Sealed spec.personal_data is shown opened (null once erased): such events are marked `redacted`.
+  const run = dataKeys ? { ...found, input: await openPersonalObject(dataKeys, found.input), output: await openPersonalObject(dataKeys, found.output) } : found;
+  const stored = await store.readWholeStream(runStream(run.id));
+  const shown = dataKeys ? await openRunEvents(dataKeys, stored) : stored;
   const content = {
     format: RUN_EXPORT_FORMAT,
     run: runDescriptor(run),
@@ -52,7 +64,7 @@ export async function exportRun(pool: Pool, store: EventStore, workflows: Workfl
       schema_version: run.schema_version,
       definition: (workflows.find(run.workflow, run.schema_version)?.source as JsonObject | undefined) ?? null,
     },
-    events: events.map((event, index) => exportedEvent(event, events[index - 1]?.hash ?? ZERO_HASH)),
+    events: shown.map((event, index) => exportedEvent(event, stored[index - 1]?.hash ?? ZERO_HASH)),
   };
   return { ...content, signature: await signExport(content, keys) };
 }
@@ -89,6 +101,8 @@ export interface ImportOptions {
   unverified?: boolean;
   /** Import a run that has not finished; any service on the database then claims and continues it. */
   resume?: boolean;
+  /** The sealer of the imported run (its workflow's spec.personal_data): an export shows values opened, the journal stores them sealed. */
+  sealerOf?: (state: RunState) => Promise<RunSealer | undefined>;
 }
 
 export interface ImportedRun {
@@ -129,7 +143,11 @@ export async function importRun(store: EventStore, document: unknown, options: I
   // Its cause (actor, source) is the importer's, in effect around the call (the CLI's).
   try {
     // A forked run's copies stay marked as copies (their source run is on the exporting instance).
-    const imported = journal.map((event) => ({ ...event, metadata: { imported: true, ...event.metadata } }));
+    const sealer = await options.sealerOf?.(state);
+    const imported = journal.map((event) => {
+      const marked = { ...event, metadata: { imported: true, ...event.metadata } };
+      return sealer ? sealRunEvent(sealer, marked) : marked;
+    });
     await store.append({ streamId: runStream(runId), expectedVersion: 0, events: imported });
   } catch (error) {
     if (error instanceof VersionConflictError) throw new ConflictError(`Run ${runId} is already in this database`, { run_id: runId });

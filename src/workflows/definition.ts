@@ -1,6 +1,7 @@
 // Workflow documents: the typed shape the engine runs (DESIGN section 3).
 import type { ProjectDocument } from '../project/documents.js';
 import { toConcurrency, type ConcurrencyDefinition } from './concurrency.js';
+import { toPersonalData } from './personalData.js';
 import { toRunRetention } from './retention.js';
 import { toSchedules, type ScheduleDefinition } from './schedules.js';
 
@@ -52,6 +53,8 @@ export interface WorkflowDefinition {
   concurrency: ConcurrencyDefinition | null;
   /** spec.retention.runs in milliseconds (null: SVC_RUN_RETENTION, or kept forever). */
   runRetentionMs?: number | null;
+  /** spec.personal_data: top-level input and context keys sealed in the journal (empty: none). */
+  personalData?: string[];
   output: string | null;
   steps: StepDefinition[];
   file: string;
@@ -88,6 +91,7 @@ export function toWorkflowDefinition(document: ProjectDocument): WorkflowDefinit
     },
     concurrency: toConcurrency(spec.concurrency),
     runRetentionMs: toRunRetention(spec.retention),
+    personalData: toPersonalData(spec.personal_data),
     output: typeof spec.output === 'string' ? spec.output : null,
     steps: steps.map((raw, index) => toStep(asRecord(raw), index)),
     file: document.file,

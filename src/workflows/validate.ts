@@ -8,12 +8,13 @@ import { validateScheduleInputs, validateSchedules } from './schedules.js';
 import { validateTiming } from './validateTiming.js';
 import { checkCallCycle, validateWorkflowStep } from './validateChildren.js';
 import { validateConcurrency } from './concurrency.js';
+import { validatePersonalData } from './personalData.js';
 import { validateRetention } from './retention.js';
 
 const STEP_ID = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 const WORKFLOW_KEYS = new Set(['kind', 'version', 'metadata', 'spec']);
 const METADATA_KEYS = new Set(['name', 'schema_version', 'description', 'required_scope', 'required_group', 'enabled', 'labels']);
-const SPEC_KEYS = new Set(['context', 'trigger', 'output', 'steps', 'concurrency', 'retention']);
+const SPEC_KEYS = new Set(['context', 'trigger', 'output', 'steps', 'concurrency', 'retention', 'personal_data']);
 const TRIGGER_KEYS = new Set(['http', 'input_schema', 'response_schema', 'mcp', 'schedule']);
 const STEP_KEYS: Record<string, string[]> = {
   Functional: ['runner', 'params'],
@@ -64,6 +65,7 @@ function validateWorkflow(workflow: WorkflowDefinition, input: ValidationInput):
   validateSchedules(trigger.schedule, add);
   validateConcurrency(spec.concurrency, add);
   validateRetention(spec.retention, add);
+  validatePersonalData(spec.personal_data, add);
 
   for (const name of [workflow.requiredScope, workflow.requiredGroup]) {
     if (name !== null && !NAME_PATTERN.test(name)) add('V021', 'error', `scope or group "${name}" must match ^[\\w:.\\-/]+$`);

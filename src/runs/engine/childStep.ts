@@ -1,6 +1,8 @@
 // The Workflow step: starts a child run (exactly once: its run_started commits with the parent's
 // child_started) and, with `wait: true`, leaves the parent in waiting_child until the child's end is
 // journaled on the parent's stream (child_finished, see parentNotice.ts); then the step completes.
+import type { DataKeys } from '../../privacy/dataKeys.js';
+import { runSealerOf, sealRunEvent } from '../personal.js';
 import { newId } from '../../kernel/ids.js';
 import { isJsonObject, type JsonObject } from '../../kernel/json.js';
 import { isAllowed } from '../../kernel/access.js';
@@ -29,6 +31,8 @@ export interface ChildRunDeps {
   /** Drives the child here (it is in the journal already; any worker's claims would pick it up otherwise). */
   resume: (runId: string) => Promise<void>;
   logger: Logger;
+  /** Seals the child's input keys its workflow lists in spec.personal_data. */
+  dataKeys?: DataKeys | undefined;
 }
 
 /** The child the step's current visit started (after the step last finished), if any. */
@@ -76,11 +80,14 @@ async function startChild(drive: Drive, step: StepDefinition, writer: DriveWrite
       depth: depth + 1,
     }),
   );
+  // The child's own personal data is sealed with the child's key (its principal is the parent's).
+  const childSealer = (workflow.personalData ?? []).length > 0 ? await runSealerOf(deps.dataKeys, workflow, runId, principal) : undefined;
+  const childStored = childSealer ? sealRunEvent(childSealer, childStarted) : childStarted;
   writer.push(drive, runEvent('child_started', { run_id: runId, workflow: workflow.name, schema_version: workflow.version, wait: isWaiting(step) }, step));
   // One transaction: the child exists exactly when the parent's journal says it started, so a
   // replay after a crash finds its child_started and never starts a second child.
   await writer.flush(drive, async (tx) => {
-    await tx.append({ streamId: runStream(runId), expectedVersion: 0, events: [childStarted] });
+    await tx.append({ streamId: runStream(runId), expectedVersion: 0, events: [childStored] });
     return [];
   });
   if (drive.fenced) return;

@@ -1,4 +1,5 @@
 // A run as this process drives it: what its journal holds, what is pending, and its lease.
+import type { RunSealer } from '../personal.js';
 import type { Span } from '@opentelemetry/api';
 import { runStream, type RecordedRunEvent, type RunEvent } from '../events.js';
 import type { WorkflowDefinition } from '../../workflows/definition.js';
@@ -33,6 +34,8 @@ export interface Drive {
   nudge: () => void;
   /** The run's span for this drive, while tracing is on (runTracing.ts). */
   span?: Span | undefined;
+  /** spec.personal_data: seals the listed keys of what is appended (the drive itself works on clear values). */
+  sealer?: RunSealer | undefined;
 }
 
 export interface DriveStart {

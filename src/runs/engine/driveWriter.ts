@@ -6,6 +6,7 @@ import { withCause } from '../../kernel/causation.js';
 import { VersionConflictError } from '../../kernel/errors.js';
 import { asRunEvent, isControlEvent, runEvent, type RecordedRunEvent, type RunEvent } from '../events.js';
 import { foldRun, isTerminal } from '../state.js';
+import { sealRunEvent } from '../personal.js';
 import { applyLocal, DriveStopped, type Drive } from './drive.js';
 import { tellParent } from './parentNotice.js';
 import { LeaseLost, type RunAppend, type RunGroupCommit } from './runGroupCommit.js';
@@ -70,14 +71,20 @@ export class DriveWriter {
       let taken = 0;
       // The run ends with what is journaled: the lease goes in the same commit, one statement fewer.
       let releasesLease = false;
+      // What is appended in clear (the drive's own copy), when spec.personal_data seals what is stored.
+      let plain: RunEvent[] = [];
       const appendOf = (produced: RunEvent[]): RunAppend => {
         taken = drive.pending.length;
         releasesLease = isTerminal(produced.reduce((state, e) => applyLocal(state, e, this.now()), drive.state).status);
-        return { runId: drive.runId, stream: drive.stream, expectedVersion: drive.committed.version, events: [...drive.pending, ...produced], releasesLease };
+        plain = [...drive.pending, ...produced];
+        const sealer = drive.sealer;
+        const events = sealer ? plain.map((event) => sealRunEvent(sealer, event)) : plain;
+        return { runId: drive.runId, stream: drive.stream, expectedVersion: drive.committed.version, events, releasesLease };
       };
       const askedAt = performance.now();
       try {
-        const appended = await this.commit(drive, appendOf, work);
+        const stored = await this.commit(drive, appendOf, work);
+        const appended = drive.sealer ? stored.map((event, index) => ({ ...event, data: plain[index]?.data ?? event.data }) as RecordedRunEvent) : stored;
         if (appended.length > 0) {
           drive.holdsLease = !releasesLease;
           drive.leaseSeenAt = askedAt;

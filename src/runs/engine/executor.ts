@@ -28,6 +28,8 @@ import { endRunSpan, inRunSpan, openRunSpan, withTraceContext } from './runTraci
 import { admissionOf, dequeueWaiting } from '../concurrency/admission.js';
 import { runStarted, type StartedRun, type StartRun } from './runStart.js';
 import type { StepDeps } from './steps/types.js';
+import type { DataKeys } from '../../privacy/dataKeys.js';
+import { openRunEvents, runSealerOf } from '../personal.js';
 
 export interface ExecutorOptions {
   store: EventStore;
@@ -42,6 +44,8 @@ export interface ExecutorOptions {
   maxActiveRuns?: number;
   /** AgentModels and artifacts for Agent steps. */
   agents?: AgentDeps;
+  /** Seals and opens the spec.personal_data of runs (docs/privacy.md); without it they are journaled in clear. */
+  dataKeys?: DataKeys;
 }
 
 /** Two commits in flight: one is in PostgreSQL while the next fills up. */
@@ -115,6 +119,8 @@ export class RunExecutor {
       settleRecording = resolve;
     });
     const drive: Drive = newDrive({ runId, workflow, recorded: [], committed: initialRunState, markDurable: () => settleRecording(recordingOf(drive)) });
+    // No await (and no query) for a workflow without spec.personal_data: the start stays as it was.
+    if ((workflow.personalData ?? []).length > 0) drive.sealer = await runSealerOf(this.options.dataKeys, workflow, runId, request.principal);
     openRunSpan(drive, false);
     this.writer.push(drive, withTraceContext(runStarted(runId, request), drive.span));
     this.active.set(runId, drive);
@@ -167,8 +173,8 @@ export class RunExecutor {
     const { store, leaseMs, logger } = this.options;
     const askedAt = leasedAt ?? performance.now();
     if (leasedAt === undefined && !(await acquireLease(store.pool, runId, this.owner, leaseMs))) return;
-    const recorded = (await store.readWholeStream(runStream(runId))).map((e) => asRunEvent(e));
-    const committed = foldRun(recorded);
+    let recorded = (await store.readWholeStream(runStream(runId))).map((e) => asRunEvent(e));
+    let committed = foldRun(recorded);
     const isRunnable = committed.exists && !isTerminal(committed.status) && !WAITING_STATUSES.includes(committed.status);
     const workflow = isRunnable ? this.options.workflows.find(committed.workflow, committed.schemaVersion) : undefined;
     if (isRunnable && !workflow) {
@@ -182,7 +188,14 @@ export class RunExecutor {
       await releaseLease(store.pool, runId, this.owner);
       return;
     }
+    const sealer = (workflow.personalData ?? []).length > 0 ? await runSealerOf(this.options.dataKeys, workflow, runId, committed.principal, false) : undefined;
+    if (sealer) {
+      // The drive works on clear values: what the journal holds sealed is opened (null once erased).
+      recorded = await openRunEvents(this.options.dataKeys!, recorded);
+      committed = foldRun(recorded);
+    }
     const drive = newDrive({ runId, workflow, recorded, committed, leaseSeenAt: askedAt });
+    drive.sealer = sealer;
     openRunSpan(drive, true);
     this.active.set(runId, drive);
     void this.launch(drive);

@@ -1,5 +1,6 @@
 // The step runner: drives a run step after step, journaling each outcome on the run stream before
 // moving on. Control events (pause, steer, abort) that came in are merged between steps.
+import type { DataKeys } from '../../privacy/dataKeys.js';
 import type { Pool } from '../../db/pool.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { Logger } from '../../kernel/logger.js';
@@ -37,6 +38,8 @@ export interface StepRunnerOptions {
   workflows: WorkflowRegistry;
   /** Drives a run here (a child a Workflow step just started). */
   resumeRun: (runId: string) => Promise<void>;
+  /** Seals children's spec.personal_data (docs/privacy.md). */
+  dataKeys?: DataKeys | undefined;
   clock: Clock;
   logger: Logger;
 }
@@ -115,8 +118,8 @@ export class StepRunner {
   }
 
   private children(): ChildRunDeps {
-    const { workflows, steps, logger, resumeRun } = this.options;
-    return { workflows, models: steps.models, logger, resume: resumeRun };
+    const { workflows, steps, logger, resumeRun, dataKeys } = this.options;
+    return { workflows, models: steps.models, logger, resume: resumeRun, dataKeys };
   }
 
   /** A stall (GC, a blocked event loop) may have outlived the lease: never start a step on a run another process may have taken over. */

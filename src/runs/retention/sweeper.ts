@@ -7,6 +7,7 @@ import type { Logger } from '../../kernel/logger.js';
 import type { WorkflowRegistry } from '../../workflows/registry.js';
 import { expireRun, foldRetention, retentionStream } from './decide.js';
 import { expiryCandidates } from './queries.js';
+import type { DataKeys } from '../../privacy/dataKeys.js';
 
 export const RETENTION_ACTOR = 'system:retention';
 const BATCH = 100;
@@ -19,6 +20,8 @@ export interface RetentionSweeperDeps {
   logger: Logger;
   /** SVC_RUN_RETENTION: where a workflow sets no spec.retention.runs (null: kept forever). */
   defaultRetentionMs: number | null;
+  /** Destroys an expired run's data key (its spec.personal_data); absent: nothing is sealed per run. */
+  dataKeys?: DataKeys;
 }
 
 /**
@@ -69,6 +72,7 @@ export class RetentionSweeper {
     const now = this.deps.clock.now();
     const batch = await expiryCandidates(this.deps.pool, workflow, new Date(now.getTime() - retentionMs), BATCH);
     let expired = 0;
+    const shreds = this.deps.dataKeys !== undefined && this.deps.workflows.versions(workflow).some((v) => (v.personalData ?? []).length > 0);
     for (const run of batch) {
       const stream = retentionStream(run.id);
       const { appended } = await runCommand(this.deps.store, {
@@ -86,6 +90,8 @@ export class RetentionSweeper {
         metadata: { actor: { type: 'system', id: RETENTION_ACTOR }, source: 'executor' },
       });
       if (appended.events.length > 0) expired++;
+      // After the expiry is journaled (a hold that won the race keeps the key): the run's sealed values are shredded.
+      if (shreds) await this.deps.dataKeys!.eraseByItem('run', run.id);
     }
     return expired;
   }
