@@ -64,7 +64,9 @@ export const authBenchmark: Benchmark = {
   async run() {
     const db = await createBenchDatabase('auth', 2);
     const project = writeProject('auth', {});
-    const svc = await startServiceProcess('auth', { databaseUrl: db.url, projectDir: project.dir });
+    // The logins measure bcrypt's cost under load: the login throttle (docs/auth.md) would answer
+    // most of them 429 from one loopback address.
+    const svc = await startServiceProcess('auth', { databaseUrl: db.url, projectDir: project.dir, env: { SVC_LOGIN_THROTTLE: 'off' } });
     try {
       const token = await bootstrapAdmin(svc.url);
       const me = await requestJson(`${svc.url}/auth/me`, { token });
@@ -120,7 +122,7 @@ async function report(healthRuns: LoadResult[], meRuns: LoadResult[], quiet: Loa
     '',
     `${new Date().toISOString()} · ${await describeMachine()}`,
     '',
-    `svc runs in a child process (\`bench/serviceProcess.ts\`: \`startService\`, log level ${SERVICE_LOG_LEVEL}, an ephemeral Ed25519 key, ` +
+    `svc runs in a child process (\`bench/serviceProcess.ts\`: \`startService\`, log level ${SERVICE_LOG_LEVEL}, login throttle off, an ephemeral Ed25519 key, ` +
       `empty project, a fresh database) and autocannon in the parent, both on loopback. \`GET /auth/me\` carries the bootstrapped ` +
       "admin's bearer token (the whole verification pipeline, no database read); `GET /health` is the same server's unauthenticated " +
       `route (one \`SELECT 1\`). ${CONNECTIONS} connections, ${WARM_UP_S} s warm-up then ${DURATION_S} s measured, two rounds in ` +
