@@ -17,15 +17,24 @@ export interface StoredKey {
 
 const COLUMNS = 'key_id, subject_type, subject_id, wrapped_key, kek_id, destroyed_at';
 
-/** Inserts a subject's key unless it has one (live or destroyed); answers the one that stands. */
+/**
+ * Inserts a subject's key unless it has one (live or destroyed); answers the one that stands, in
+ * one round trip when it can. A key a concurrent transaction committed while this statement waited
+ * on the conflict is outside the statement's snapshot: then a second read finds it.
+ */
 export async function insertKeyIfAbsent(db: Queryable, subject: Subject, keyId: string, wrapped: string, kekId: string): Promise<StoredKey> {
-  await db.query(
-    `INSERT INTO svc_data_keys (key_id, subject_type, subject_id, wrapped_key, kek_id) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (subject_type, subject_id) DO NOTHING`,
+  const { rows } = await db.query<StoredKey>(
+    `WITH inserted AS (
+       INSERT INTO svc_data_keys (key_id, subject_type, subject_id, wrapped_key, kek_id) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (subject_type, subject_id) DO NOTHING
+       RETURNING ${COLUMNS}
+     )
+     SELECT ${COLUMNS} FROM inserted
+     UNION ALL
+     SELECT ${COLUMNS} FROM svc_data_keys WHERE subject_type = $2 AND subject_id = $3 AND NOT EXISTS (SELECT 1 FROM inserted)`,
     [keyId, subject.type, subject.id, wrapped, kekId],
   );
-  const { rows } = await db.query<StoredKey>(`SELECT ${COLUMNS} FROM svc_data_keys WHERE subject_type = $1 AND subject_id = $2`, [subject.type, subject.id]);
-  return rows[0]!;
+  return rows[0] ?? (await findSubjectKey(db, subject))!;
 }
 
 export async function findKeysById(db: Queryable, keyIds: readonly string[]): Promise<StoredKey[]> {

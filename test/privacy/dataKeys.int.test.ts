@@ -27,6 +27,16 @@ describe('privacy data keys', () => {
     await expectRejection(keys.seal(userSubject('ada'), 'again@example.com'), /was erased/);
   });
 
+  it('gives a subject sealed by many callers at once, from two DataKeys (two processes), one key', async () => {
+    const kek = randomBytes(32);
+    const [one, two] = [new DataKeys(pool, { current: kek }), new DataKeys(pool, { current: kek })];
+    const subject = { type: 'record', id: `race-${randomBytes(4).toString('hex')}` };
+    const sealed = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? one : two).seal(subject, `value-${i}`)));
+    expect(new Set(sealed.map((value) => value.split(':')[2])).size).to.equal(1);
+    const opened = await one.openAll(sealed);
+    expect(sealed.map((value) => opened.get(value))).to.deep.equal(sealed.map((_, i) => `value-${i}`));
+  });
+
   it('refuses a tampered value and a key id it never held', async () => {
     const keys = new DataKeys(pool, { current: randomBytes(32) });
     const sealed = await keys.seal(userSubject('carol'), '+15550100');
