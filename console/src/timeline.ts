@@ -85,27 +85,9 @@ export function markLabel(event: RunEvent): string | undefined {
   }
 }
 
-function onStepEvent(timeline: Timeline, event: RunEvent, at: number): void {
-  const open = [...timeline.bars].reverse().find((bar) => bar.stepId === event.agent_id && bar.endedAt === undefined);
-  if (event.type === 'step_started') {
-    if (!open)
-      timeline.bars.push({
-        stepId: event.agent_id,
-        kind: event.engine,
-        startedAt: at,
-        endedAt: undefined,
-        signal: undefined,
-        failed: false,
-        attempts: 0,
-        context: undefined,
-      });
-    return;
-  }
-  if (event.type === 'step_attempt_failed') {
-    if (open) open.attempts += 1;
-    return;
-  }
-  const bar = open ?? {
+/** A step's bar from the event that opened it (a step_started, or an end whose start was not seen). */
+function newBar(event: RunEvent, at: number): StepBar {
+  return {
     stepId: event.agent_id,
     kind: event.engine,
     startedAt: at,
@@ -115,6 +97,19 @@ function onStepEvent(timeline: Timeline, event: RunEvent, at: number): void {
     attempts: 0,
     context: undefined,
   };
+}
+
+function onStepEvent(timeline: Timeline, event: RunEvent, at: number): void {
+  const open = [...timeline.bars].reverse().find((bar) => bar.stepId === event.agent_id && bar.endedAt === undefined);
+  if (event.type === 'step_started') {
+    if (!open) timeline.bars.push(newBar(event, at));
+    return;
+  }
+  if (event.type === 'step_attempt_failed') {
+    if (open) open.attempts += 1;
+    return;
+  }
+  const bar = open ?? newBar(event, at);
   if (!open) timeline.bars.push(bar);
   bar.endedAt = at;
   bar.signal = typeof event.payload.signal === 'string' ? event.payload.signal : undefined;

@@ -7,4 +7,5 @@ export type { AuditVerification, LogQuery, LogStreamOptions } from './audit.js';
 export type { WorkflowVersion } from './versions.js';
 export { SvcRequestError, SvcRunFailedError, SvcRunPendingError } from './errors.js';
 export type * from '../contract/types.js';
+export { RUN_STATUSES } from '../contract/types.js';
 export type { AdminRole, AdminUser, Artifact, ArtifactSummary, ArtifactType, ScopesPalette } from './admin.js';

@@ -25,18 +25,21 @@ export type SignInProvider = {
   start_url: string;
 };
 
-export type RunStatus =
-  | 'queued'
-  | 'running'
-  | 'waiting_human'
-  | 'waiting_approval'
-  | 'waiting_retry'
-  | 'waiting_timer'
-  | 'waiting_child'
-  | 'paused'
-  | 'completed'
-  | 'failed'
-  | 'aborted';
+/** Every status a run can have (run search names them, and lists every one when a caller names none). */
+export const RUN_STATUSES = [
+  'queued',
+  'running',
+  'waiting_human',
+  'waiting_approval',
+  'waiting_retry',
+  'waiting_timer',
+  'waiting_child',
+  'paused',
+  'completed',
+  'failed',
+  'aborted',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export type PendingApprovalRef = {
   approval_id: string;

@@ -58,15 +58,23 @@ function metadataOf(event: NewEvent): EventMetadata {
   return event.metadata ?? NO_METADATA;
 }
 
+/** JCS of metadata, computed again only when the object changes: a call's events mostly share one. */
+function repeatedJcs(): (metadata: EventMetadata) => string {
+  let last: { metadata: EventMetadata; text: string } | undefined;
+  return (metadata) => {
+    if (last?.metadata !== metadata) last = { metadata, text: jcs(metadata) };
+    return last.text;
+  };
+}
+
 /** Each event's canonical text without the time and position, which the statement splices in. */
 function chainInDatabasePayload(inserts: readonly StreamInsert[]): string {
   const streams = inserts.map((insert) => {
     let middle = '';
-    let last: { metadata: EventMetadata; text: string } | undefined;
+    const metadataJcs = repeatedJcs();
     const events = insert.events.map((e) => {
       const metadata = metadataOf(e);
-      if (last?.metadata !== metadata) last = { metadata, text: jcs(metadata) };
-      const parts = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata }, last.text);
+      const parts = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata }, metadataJcs(metadata));
       middle = parts.middle;
       return { head: parts.head, tail: parts.tail, ...(e.recordedAt ? { recorded_at: e.recordedAt } : {}) };
     });
@@ -88,14 +96,14 @@ function chainedHerePayload(inserts: readonly StreamInsert[], previous: readonly
 
 function chainedStreamPayload(insert: StreamInsert, previous: string, stamp: { time: string; json: string }): string {
   let link = previous;
-  let last: { metadata: EventMetadata; text: string } | undefined;
+  const metadataJcs = repeatedJcs();
   const hashed = insert.events.map((e, i) => {
     const metadata = metadataOf(e);
-    if (last?.metadata !== metadata) last = { metadata, text: jcs(metadata) };
+    const metadataText = metadataJcs(metadata);
     const dataText = jcs(e.data);
-    const { head, middle, tail } = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata }, last.text, dataText);
+    const { head, middle, tail } = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata }, metadataText, dataText);
     link = chainHash(link, `${head}${stamp.time}${middle}${insert.expectedVersion! + i + 1}${tail}`);
-    return { type: e.type, dataText, metadataText: last.text, hash: link };
+    return { type: e.type, dataText, metadataText, hash: link };
   });
   const shared = hashed.every((h) => h.metadataText === hashed[0]!.metadataText) ? hashed[0]!.metadataText : undefined;
   const events = hashed.map(

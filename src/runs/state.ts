@@ -6,21 +6,9 @@ import { applyChanges } from '../workflows/template.js';
 /** The state names who started the run as its run_started event does. */
 export type { RunPrincipal } from './events.js';
 
-/** Every status a run can have (run search names them, and lists every one when a caller names none). */
-export const RUN_STATUSES = [
-  'queued',
-  'running',
-  'waiting_human',
-  'waiting_approval',
-  'waiting_retry',
-  'waiting_timer',
-  'waiting_child',
-  'paused',
-  'completed',
-  'failed',
-  'aborted',
-] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
+import { RUN_STATUSES, type RunStatus } from '../contract/types.js';
+
+export { RUN_STATUSES, type RunStatus };
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'aborted'];
 /** Nothing of the run runs: it waits for a resume or a decision (not for a worker). */
 export const WAITING_STATUSES: readonly RunStatus[] = ['paused', 'waiting_human', 'waiting_approval', 'waiting_child'];

@@ -1,24 +1,11 @@
 // Runs search: status, workflow and time range filters (GET /api/runs), cursor pages (X-Next-Cursor).
 import { useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import type { RunDescriptor, RunSearch, RunStatus } from '../../../src/client/index.js';
+import { RUN_STATUSES, type RunDescriptor, type RunSearch, type RunStatus } from '../../../src/client/index.js';
 import { ErrorNote, useLoaded, useTitle } from '../hooks.js';
 import type { Session } from '../session.js';
 import { StatusBadge, formatTime, shortId } from '../ui.js';
 
-export const STATUSES: RunStatus[] = [
-  'queued',
-  'running',
-  'waiting_human',
-  'waiting_approval',
-  'waiting_retry',
-  'waiting_timer',
-  'waiting_child',
-  'paused',
-  'completed',
-  'failed',
-  'aborted',
-];
 const PAGE_SIZE = 25;
 
 /** A datetime-local value as an ISO instant (the browser's time zone), or undefined when empty. */
@@ -53,7 +40,7 @@ function SearchForm({ params, onSearch, workflows }: { params: URLSearchParams; 
         Status
         <select name="status" defaultValue={params.get('status') ?? ''}>
           <option value="">any</option>
-          {STATUSES.map((status) => (
+          {RUN_STATUSES.map((status) => (
             <option key={status}>{status}</option>
           ))}
         </select>
