@@ -23,7 +23,7 @@ export interface ServiceConfig {
   /** Extra service settings (environment names of src/config/schema.ts). */
   env?: Record<string, string>;
   /** A bare reference app started in the same process, on its own port. */
-  reference?: 'models' | 'sse';
+  reference?: 'models' | 'sse' | 'journal';
 }
 
 export interface ChildServer extends ServiceReady {

@@ -4,6 +4,7 @@ import { createLogger } from '../src/kernel/logger.js';
 import { loadProject, startService } from '../src/main.js';
 import type { ServiceConfig, ServiceReady } from './httpSupport.js';
 import { captureListQuery, startModelsReference } from './referenceModels.js';
+import { startJournalReference } from './referenceJournal.js';
 import { startSseReference } from './referenceSse.js';
 
 /** The list statement of the project's one model, as the service sends it. */
@@ -26,7 +27,9 @@ async function main(): Promise<void> {
     ? await startModelsReference(config.databaseUrl, settings.dbPoolSize, listQuery)
     : config.reference === 'sse'
       ? await startSseReference(config.databaseUrl, settings.dbPoolSize)
-      : undefined;
+      : config.reference === 'journal'
+        ? await startJournalReference(config.databaseUrl, settings.dbPoolSize)
+        : undefined;
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
