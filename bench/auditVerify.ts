@@ -30,7 +30,7 @@ async function fill(store: EventStore): Promise<void> {
   }
 }
 
-/** The reference: the same keyset walk, the rows parsed, nothing hashed. */
+/** The reference: the same keyset walk and columns (data and metadata as text), nothing parsed or hashed. */
 async function bareRead(pool: Pool): Promise<number> {
   let cursor: StreamCursor | null = null;
   let count = 0;
@@ -89,7 +89,8 @@ async function report(verify: number[], bare: number[], fillSeconds: number): Pr
     `${fmtInt(total)} events in ${fmtInt(STREAMS)} \`run-\` streams of ${EVENTS_PER_STREAM} (data 150-200 bytes, metadata with actor/tenant/request id), ` +
       `written by \`EventStore.append\` calls of ${STREAMS_PER_CALL} streams each (${fillSeconds.toFixed(1)} s, hash chains computed in the append statement). ` +
       `${ROUNDS} alternating rounds; medians, all rounds in brackets. Verify walks every stream in (stream_id, stream_position) keyset pages of 5,000, ` +
-      'the next page fetched while the current one is hashed (JCS + SHA-256 per event); no checkpoints exist, so this is the chain pass.',
+      'pages handed to hashing threads (one per core, at most four: JSON parse, JCS, SHA-256 per event) while the next pages are read; ' +
+      'no checkpoints exist, so this is the chain pass.',
     '',
     markdownTable(
       ['job', 'events/s'],

@@ -1,70 +1,64 @@
-// Recomputes every stream's hash chain, walking the events table in stream order with a cursor.
+// Recomputes every stream's hash chain, walking the events table in stream order with a cursor; pages
+// are hashed on threads while the next ones are read.
+import { availableParallelism } from 'node:os';
 import type { Queryable } from '../db/pool.js';
-import { canonicalParts, chainHash, ZERO_HASH } from '../eventstore/canonical.js';
-import { jcs } from '../kernel/jcs.js';
+import { checkPage, stateAfter, WALK_START, type Broken, type PageResult } from './chainLink.js';
+import { HashingThreads } from './hashingThreads.js';
 import { prefetchedPages, selectChainLinks, type ChainLinkRow } from './queries.js';
 
-/** The first place a check failed. */
-export interface Broken {
-  stream_id: string;
-  stream_position: number;
-  reason: string;
-}
+export type { Broken } from './chainLink.js';
 
-/** Where a chain walk is: the stream it is in, the position it expects next and the hash that position must chain from. */
-interface ChainState {
-  streamId: string | null;
-  expected: number;
-  previousHash: string;
+export interface WalkOptions {
+  /** Rows per page. */
+  pageSize?: number;
+  /** Hashing threads once the log is longer than a page (0: hash on this thread). */
+  threads?: number;
 }
 
 const PAGE = 5000;
+/** One thread per core, at most four: the database and this thread's reading use the rest. */
+const THREADS = Math.min(4, availableParallelism());
 
-/** Distinct metadata texts remembered with their JCS; a walk meets few (one per request, mostly). */
-const METADATA_MEMORY = 10_000;
-
-/** The JCS of stored metadata text, from memory when the same text came before. */
-function canonicalMetadata(memory: Map<string, string>, stored: string): string {
-  let text = memory.get(stored);
-  if (text === undefined) {
-    if (memory.size >= METADATA_MEMORY) memory.clear();
-    text = jcs(JSON.parse(stored));
-    memory.set(stored, text);
-  }
-  return text;
-}
-
-/** Checks one event against the walk so far; answers the break, or null and advances the walk. */
-export function checkLink(state: ChainState, event: ChainLinkRow, memory: Map<string, string>): Broken | null {
-  if (event.stream_id !== state.streamId) Object.assign(state, { streamId: event.stream_id, expected: 1, previousHash: ZERO_HASH });
-  const at = { stream_id: event.stream_id, stream_position: state.expected };
-  if (event.stream_position !== state.expected) return { ...at, reason: `event missing: the stream goes on at position ${event.stream_position}` };
-  if (event.hash === null) return { ...at, reason: 'event has no hash' };
-  const metadataText = canonicalMetadata(memory, event.metadata);
-  const { head, middle, tail } = canonicalParts({ streamId: event.stream_id, type: event.type, data: event.data, metadata: {} }, metadataText);
-  if (chainHash(state.previousHash, `${head}${event.recorded_at}${middle}${event.stream_position}${tail}`) !== event.hash) {
-    return { ...at, reason: 'hash mismatch: the event or its predecessor was changed, inserted or moved, or its hash rewritten' };
-  }
-  state.expected += 1;
-  state.previousHash = event.hash;
-  return null;
-}
-
-/** Walks every chain; stops at the first break. */
-export async function verifyChains(client: Queryable): Promise<{ checked: number; broken: Broken | null }> {
-  const state: ChainState = { streamId: null, expected: 1, previousHash: ZERO_HASH };
+/** Walks every chain; stops at the first break in stream order. */
+export async function verifyChains(client: Queryable, options: WalkOptions = {}): Promise<{ checked: number; broken: Broken | null }> {
+  const pageSize = options.pageSize ?? PAGE;
+  const threadCount = options.threads ?? THREADS;
   const memory = new Map<string, string>();
+  const pending: Promise<PageResult>[] = [];
+  let threads: HashingThreads | undefined;
+  let before = WALK_START;
   let checked = 0;
-  const pages = prefetchedPages(
-    (cursor) => selectChainLinks(client, cursor, PAGE),
-    (last: ChainLinkRow) => ({ streamId: last.stream_id, streamPosition: last.stream_position }),
-  );
-  for await (const page of pages) {
-    for (const event of page) {
-      const broken = checkLink(state, event, memory);
-      if (broken) return { checked, broken };
-      checked += 1;
+  /** Takes the oldest page's result: answers the break if it has one. */
+  const settleOldest = async (): Promise<Broken | null> => {
+    const result = await pending.shift()!;
+    checked += result.checked;
+    return result.broken;
+  };
+  try {
+    const pages = prefetchedPages(
+      (cursor) => selectChainLinks(client, cursor, pageSize),
+      (last: ChainLinkRow) => ({ streamId: last.stream_id, streamPosition: last.stream_position }),
+    );
+    for await (const rows of pages) {
+      const job = { rows, before };
+      before = stateAfter(rows);
+      // A log of one page is hashed here: starting threads would cost more than they save.
+      if (!threads && threadCount > 0 && rows.length === pageSize) threads = new HashingThreads(threadCount);
+      pending.push(threads ? threads.check(job) : Promise.resolve(checkPage(job, memory)));
+      // Pages in flight are bounded: a few per thread keep them busy while memory stays flat.
+      while (pending.length > 2 * Math.max(1, threadCount)) {
+        const broken = await settleOldest();
+        if (broken) return { checked, broken };
+      }
     }
+    while (pending.length > 0) {
+      const broken = await settleOldest();
+      if (broken) return { checked, broken };
+    }
+    return { checked, broken: null };
+  } finally {
+    // A break returns early: the later pages' results are not needed.
+    pending.forEach((p) => p.catch(() => undefined));
+    await threads?.close();
   }
-  return { checked, broken: null };
 }

@@ -1,6 +1,5 @@
 // The audit's reads of the events table: every stream in (stream_id, stream_position) order, by keyset pages.
 import type { Queryable } from '../db/pool.js';
-import type { JsonObject } from '../kernel/json.js';
 
 /** Where a stream-order walk stands: the last (stream, position) it took. */
 export interface StreamCursor {
@@ -10,14 +9,15 @@ export interface StreamCursor {
 
 /**
  * What the chain walk needs of an event: `recorded_at` already in its hashed shape (as the append
- * writes it) and `metadata` as its stored text, which repeats from event to event and so is
- * canonicalised once per distinct text rather than parsed every time.
+ * writes it), `metadata` as its stored text, which repeats from event to event and so is
+ * canonicalised once per distinct text rather than parsed every time, and `data` as text: the
+ * reader passes pages on to hashing threads, which parse it there.
  */
 export interface ChainLinkRow {
   stream_id: string;
   stream_position: number;
   type: string;
-  data: JsonObject;
+  data: string;
   metadata: string;
   recorded_at: string;
   hash: string | null;
@@ -26,7 +26,7 @@ export interface ChainLinkRow {
 /** The events after `cursor` in stream order (the unique key's index serves it), at most `limit`. */
 export async function selectChainLinks(client: Queryable, cursor: StreamCursor | null, limit: number): Promise<ChainLinkRow[]> {
   const { rows } = await client.query<ChainLinkRow>(
-    `SELECT stream_id, stream_position, type, data, metadata::text AS metadata,
+    `SELECT stream_id, stream_position, type, data::text AS data, metadata::text AS metadata,
             to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS recorded_at, encode(hash, 'hex') AS hash
      FROM events
      WHERE $1::text IS NULL OR (stream_id, stream_position) > ($1::text, $2::bigint)
