@@ -25,11 +25,15 @@ const INTERNAL_TEXT = [
   'engine failure',
 ];
 
+/** Tells the tags of loads in one database apart. */
+let loads = 0;
+
 export class TriggerLoad {
   readonly answers: Answer[] = [];
   /** Tags of requests that got no HTTP answer (their process was killed): their runs may or may not exist. */
   readonly unanswered: string[] = [];
   private stopped = false;
+  private readonly prefix = `load${++loads}`;
   private readonly loops: Promise<void>[];
 
   /** `targets` is read before each request: the base URLs of the services up at that moment. */
@@ -54,7 +58,7 @@ export class TriggerLoad {
         await sleep(50);
         continue;
       }
-      const tag = `c${client}-${n}`;
+      const tag = `${this.prefix}-c${client}-${n}`;
       const path = n % 2 === 0 ? '/api/durable' : '/api/durable?wait=false';
       try {
         const result = await call(url, 'POST', path, { token: this.token, json: { sleep_ms: this.sleepMs, tag } });
