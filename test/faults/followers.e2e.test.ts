@@ -37,15 +37,20 @@ describe(`faults (${PROFILE.name}): followers while wake-ups and the horizon fai
     await db?.end();
   });
 
-  /** Runs fired on B and followed on A (their SSE streams end with the run). */
-  async function followRunsOnA(count: number): Promise<Promise<void>[]> {
-    const ids = await Promise.all(Array.from({ length: count }, (_, i) => fireRun(b.url, token, { sleep_ms: 100, tag: `followed-${Date.now()}-${i}` })));
-    return Promise.all(
+  /** Runs fired on B and followed on A (their SSE streams end with the run): answers when every stream was read and checked. */
+  async function followRunsOnA(count: number): Promise<{ done: Promise<void[]> }> {
+    const ids = await Promise.all(Array.from({ length: count }, (_, i) => fireRun(b.url, token, { sleep_ms: 600, tag: `followed-${Date.now()}-${i}` })));
+    const readers = await Promise.all(
       ids.map(async (id) => {
         acked.runIds.add(id);
         const reader = await SseReader.open(`${a.url}/api/runs/${id}/events`, { token });
         expect(reader.status, reader.text).to.equal(200);
-        return (async () => {
+        return { id, reader };
+      }),
+    );
+    return {
+      done: Promise.all(
+        readers.map(async ({ id, reader }) => {
           const frames = (await reader.readToEnd(PROFILE.settleMs)).filter((f) => f.data?.seq !== undefined);
           const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1`, [`run-${id}`]);
           expect(
@@ -53,15 +58,17 @@ describe(`faults (${PROFILE.name}): followers while wake-ups and the horizon fai
             `run ${id} as followed on A`,
           ).to.deep.equal(Array.from({ length: rows[0]!.n }, (_, i) => i + 1));
           reader.close();
-        })();
-      }),
-    );
+        }),
+      ),
+    };
   }
 
   /** Reads the gated run log on A until it has every run event the database holds, then compares the order. */
   async function expectLogFollowed(reader: SseReader): Promise<number> {
     const positions: number[] = [];
-    const { rows } = await db.query<{ p: string }>(`SELECT global_position AS p FROM events WHERE stream_type = 'run' ORDER BY transaction_id, global_position`);
+    const { rows } = await db.query<{ p: string }>(
+      `SELECT global_position AS p FROM events WHERE stream_type = 'run' ORDER BY transaction_id, global_position`,
+    );
     const expected = rows.map((r) => Number(r.p));
     const caught = await eventually(
       async () => {
@@ -92,7 +99,7 @@ describe(`faults (${PROFILE.name}): followers while wake-ups and the horizon fai
       await sleep(200 + Math.random() * 200);
     }
     await load.stop();
-    await Promise.all(followed);
+    await followed.done;
     const byStatus = await load.check(db, acked);
     const runs = await checkInvariants(db, acked, { settleMs: PROFILE.settleMs, diagnostics });
     const followedEvents = await expectLogFollowed(log);
@@ -115,7 +122,7 @@ describe(`faults (${PROFILE.name}): followers while wake-ups and the horizon fai
       await sleep(PROFILE.heldMs);
       await load.stop();
       // Run drives and run streams are not gated: they finished while the transaction stayed open.
-      await Promise.all(followed);
+      await followed.done;
       const byStatus = await load.check(db, acked);
       const runs = await checkInvariants(db, acked, { settleMs: PROFILE.settleMs, diagnostics });
       await held.query('COMMIT');

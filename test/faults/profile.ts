@@ -6,7 +6,7 @@ export const PROFILE = {
   /** Slow runs in flight when a worker is killed mid-step. */
   runsInFlight: FULL ? 120 : 30,
   /** Kills of a worker under a tight loop of triggers (mid-commit). */
-  commitKills: FULL ? 6 : 2,
+  commitKills: FULL ? 6 : 1,
   /** Clients triggering back to back. */
   clients: FULL ? 8 : 4,
   /** Rounds of a repeated fault (terminated backends, a killed LISTEN connection, disconnecting clients). */
