@@ -12,6 +12,15 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'
 const LOST_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123])$/;
 
 /**
+ * SQLSTATEs of a connection the server refused at its start: 53300 (too many connections: the
+ * server's max_connections, a database's or role's CONNECTION LIMIT), and 55000 sent as FATAL (a
+ * database with ALLOW_CONNECTIONS false; 55000 as a plain ERROR is a statement's fault, not this).
+ */
+function isRefusedAtStart(code: string, severity: unknown): boolean {
+  return code === '53300' || (code === '55000' && severity === 'FATAL');
+}
+
+/**
  * What node-postgres and its pool say when the connection ended under them, could not be opened in
  * time, or was already broken; they carry no code.
  */
@@ -42,6 +51,7 @@ export function isConnectionLoss(error: unknown): boolean {
   for (const cause of causesOf(error)) {
     const code = (cause as { code?: unknown }).code;
     if (typeof code === 'string' && (SOCKET_CODES.has(code) || LOST_SQLSTATE.test(code))) return true;
+    if (typeof code === 'string' && isRefusedAtStart(code, (cause as { severity?: unknown }).severity)) return true;
     if (LOST_MESSAGES.some((pattern) => pattern.test(cause.message))) return true;
   }
   return false;

@@ -38,6 +38,9 @@ const CONNECTION_LOSSES: Record<string, () => Error> = {
   'SQLSTATE 57P01 (terminated by an administrator)': () => postgresError('57P01', 'terminating connection due to administrator command'),
   'SQLSTATE 57P02 (crash shutdown)': () => postgresError('57P02', 'terminating connection because of crash of another server process'),
   'SQLSTATE 57P03 (cannot connect now)': () => postgresError('57P03', 'the database system is starting up'),
+  // Found by test/faults/database.e2e.test.ts: these were 500 INTERNAL.
+  'SQLSTATE 55000 as FATAL (a database with ALLOW_CONNECTIONS false)': () => postgresError('55000', 'database "svc" is not currently accepting connections'),
+  'SQLSTATE 53300 (too many connections)': () => postgresError('53300', 'too many connections for database "svc"'),
   'the connection ended under a query': () => new Error('Connection terminated unexpectedly'),
   'the connect timeout': () => new Error('Connection terminated due to connection timeout', { cause: new Error('Connection terminated unexpectedly') }),
   'the pool waited too long for a connection': () => new Error('timeout exceeded when trying to connect'),
@@ -47,6 +50,7 @@ const CONNECTION_LOSSES: Record<string, () => Error> = {
 const NOT_LOSSES: Record<string, () => Error> = {
   'a syntax error': () => postgresError('42601', 'syntax error at or near "SELEC"', 'ERROR'),
   'a unique violation': () => postgresError('23505', 'duplicate key value violates unique constraint "events_stream_position_key"', 'ERROR'),
+  'SQLSTATE 55000 as a plain ERROR (a statement in the wrong state)': () => postgresError('55000', 'cannot refresh materialized view concurrently', 'ERROR'),
   'a plain bug': () => new TypeError("Cannot read properties of undefined (reading 'id')"),
 };
 
