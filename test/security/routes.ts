@@ -90,3 +90,23 @@ export async function startSuite(options: { env?: TestEnv; logLevel?: LevelWithS
   const doc = (await call(service.url, 'GET', '/openapi.json')).body as Doc;
   return { service, admin, doc, lines };
 }
+
+export interface Answered {
+  route: Route;
+  /** What was sent: `none` (no token), `admin` with a malformed body where the route takes one. */
+  as: 'none' | 'admin';
+  answer: Awaited<ReturnType<typeof hit>>;
+}
+
+/**
+ * Every operation called without credentials, and as the admin with a malformed JSON body where it
+ * takes one (refused before anything is written): the answers a sweep over the document checks.
+ */
+export async function sweep(suite: Suite): Promise<Answered[]> {
+  const answered: Answered[] = [];
+  for (const route of routesOf(suite.doc)) {
+    answered.push({ route, as: 'none', answer: await hit(suite.service.url, route) });
+    if (route.hasBody) answered.push({ route, as: 'admin', answer: await hit(suite.service.url, route, { token: suite.admin.token, body: '{"a":' }) });
+  }
+  return answered;
+}
