@@ -45,6 +45,15 @@ describe('ASVS V4 API and Web Service', function () {
     expect(wrong, wrong.join('\n')).to.deep.equal([]);
   });
 
+  it('V6.3.4 V4 every operation the document does not mark public answers 401 with WWW-Authenticate: Bearer without credentials (no undocumented pathway)', () => {
+    const wrong = answered
+      .filter(({ route, as }) => as === 'none' && !route.isPublic)
+      .filter(({ answer }) => answer.status !== 401 || answer.headers.get('www-authenticate') !== 'Bearer' || answer.body?.code !== 'UNAUTHENTICATED')
+      .map(({ route, answer }) => `${route.key}: ${answer.status} ${answer.text.slice(0, 120)}`);
+    expect(answered.filter(({ route }) => route.isPublic).length).to.be.greaterThan(3);
+    expect(wrong, wrong.join('\n')).to.deep.equal([]);
+  });
+
   it('V4.1.4 a method the API does not have on a path is refused (404, or 405 on a trigger path, in the error shape), never served', async () => {
     const wrong: string[] = [];
     for (const [path, item] of Object.entries(suite.doc.paths as Record<string, Record<string, unknown>>)) {
