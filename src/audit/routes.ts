@@ -1,4 +1,4 @@
-// /admin/audit: the signed checkpoints and the verification of chains and checkpoints (scope audit:read, or iam:admin).
+// /admin/audit: the signed checkpoints and the verification of chains and checkpoints (scope audit:read, or iam:admin; with SVC_TENANT_IDS only across the deployment: the superadmin group too).
 import { Router } from 'express';
 import type { Pool } from '../db/pool.js';
 import { selectGate } from '../eventstore/sql.js';
@@ -10,7 +10,7 @@ import { openEventStream } from '../http/sse.js';
 import type { Logger } from '../kernel/logger.js';
 import type { Authenticator } from '../http/authenticator.js';
 import type { SigningKeys } from '../iam/keys.js';
-import { ADMIN_SCOPE, AUDIT_READ_SCOPE } from '../kernel/access.js';
+import { AUDIT_READ_SCOPE } from '../kernel/access.js';
 import type { Clock } from '../kernel/clock.js';
 import { integerParam } from '../kernel/validation.js';
 import { checkpointOf, writeCheckpoint } from './checkpoints.js';
@@ -53,7 +53,9 @@ async function writeCheckpointSoon(pool: Pool, write: () => Promise<Checkpoint |
 export function auditRouter(deps: AuditRouteDeps): Router {
   const { pool, store, keys, authenticator } = deps;
   const router = Router();
-  const read = authenticator.require({ scope: AUDIT_READ_SCOPE });
+  // The log and its checkpoints span every tenant: with SVC_TENANT_IDS, for deployment admins (or audit:read with superadmin).
+  const why = 'the event log holds every tenant';
+  const read = authenticator.requireDeploymentAdmin(why, { scope: AUDIT_READ_SCOPE });
 
   router.get('/admin/audit/verify', read, async (_req, res) => {
     res.json(await verifyAuditLog(pool, keys.jwks));
@@ -88,7 +90,7 @@ export function auditRouter(deps: AuditRouteDeps): Router {
   });
 
   // On demand: a checkpoint of whatever the log holds past the last one (none when nothing is new).
-  router.post('/admin/audit/checkpoints', authenticator.require({ scope: ADMIN_SCOPE }), async (_req, res) => {
+  router.post('/admin/audit/checkpoints', authenticator.requireDeploymentAdmin(why), async (_req, res) => {
     const checkpoint = await writeCheckpointSoon(pool, () => writeCheckpoint(store, keys, deps.clock, true));
     res.status(checkpoint ? 201 : 200).json({ checkpoint });
   });

@@ -18,7 +18,8 @@ import { providerDocumentSchema, REDACTED, type ProviderSpec } from './providerD
 import { federationStream, type FederationProviders } from './registry.js';
 import type { FederationService } from './service.js';
 
-const COOKIE = 'svc_oauth_binding';
+/** Behind https the name carries the `__Secure-` prefix, so no plain-http page can plant or replace it (ASVS 3.3.1). */
+const cookieName = (isSecure: boolean) => (isSecure ? '__Secure-svc_oauth_binding' : 'svc_oauth_binding');
 const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 interface FederationRouteDeps {
@@ -48,16 +49,16 @@ function mountSignInRoutes(router: Router, { federation, settings, providers }: 
   router.get('/auth/oauth/:provider/start', async (req, res) => {
     const name = String(req.params.provider);
     const { location, binding } = await federation.start(name);
-    res.cookie(COOKIE, binding, { httpOnly: true, sameSite: 'lax', secure, maxAge: STATE_TTL_SECONDS * 1000, path: federation.cookiePath(name) });
+    res.cookie(cookieName(secure), binding, { httpOnly: true, sameSite: 'lax', secure, maxAge: STATE_TTL_SECONDS * 1000, path: federation.cookiePath(name) });
     res.redirect(302, location);
   });
 
   router.get('/auth/oauth/:provider/callback', async (req, res) => {
     const name = String(req.params.provider);
     const query = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1));
-    const binding = parseCookies(req.headers.cookie ?? '')[COOKIE];
+    const binding = parseCookies(req.headers.cookie ?? '')[cookieName(secure)];
     const minted = await federation.callback(name, query, binding);
-    res.clearCookie(COOKIE, { path: federation.cookiePath(name) });
+    res.clearCookie(cookieName(secure), { path: federation.cookiePath(name) });
     res.setHeader('Cache-Control', 'no-store');
     if (settings.oauth.uiRedirectUrl) {
       // The token travels in the URL: no Referer may carry it further.

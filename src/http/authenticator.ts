@@ -14,8 +14,12 @@ export interface Authenticator {
   principalOfToken(token: string | undefined, remoteAddress: string | undefined): Promise<Principal>;
   /** Whether the principal administers the whole deployment (see isDeploymentAdmin). */
   isDeploymentAdmin(principal: Principal): boolean;
-  /** Authentication plus a deployment admin; `why` says, in the 403 a tenant admin gets, why it is deployment-wide. */
-  requireDeploymentAdmin(why: string): RequestHandler;
+  /**
+   * Authentication plus a deployment admin; `why` says, in the 403 a tenant admin gets, why it is
+   * deployment-wide. With another `rule` (default `iam:admin`): that rule, and with SVC_TENANT_IDS the
+   * `superadmin` group too (what spans every tenant is never for one tenant's principals).
+   */
+  requireDeploymentAdmin(why: string, rule?: AccessRule): RequestHandler;
   /**
    * For long-lived answers (streams): calls `onEnd` once, with the 401 detail a request would get
    * now, when the principal's token is revoked, its session ends or it expires; answers the cancel.

@@ -44,7 +44,10 @@ export function authRouter(deps: { auth: AuthService; authenticator: Authenticat
       throw new BadRequestError('unsupported grant_type: only "password" is accepted here');
     }
     // req.ip: the peer, or the client a proxy trusted by SVC_TRUST_PROXY names in X-Forwarded-For.
-    answerToken(res, await auth.login(body.username, body.password, req.ip ?? req.socket.remoteAddress ?? ''));
+    const minted = await auth.login(body.username, body.password, req.ip ?? req.socket.remoteAddress ?? '');
+    // A success is logged at info like every refusal (a 2xx request line is only debug): who, never the token.
+    req.log.info({ user_id: minted.claims.sub, method: 'password' }, 'signed in');
+    answerToken(res, minted);
   });
 
   router.get('/auth/me', authenticator.authenticate, (req, res) => {

@@ -108,11 +108,11 @@ class TokenAuthenticator implements Authenticator {
     return isDeploymentAdmin(principal, this.deps.settings.tenantIds !== undefined);
   }
 
-  requireDeploymentAdmin(why: string): RequestHandler {
+  requireDeploymentAdmin(why: string, rule: AccessRule = { scope: ADMIN_SCOPE }): RequestHandler {
     return async (req, _res, next) => {
       const principal = await this.principalOf(req);
-      if (!principal.scopes.includes(ADMIN_SCOPE)) throw new PermissionDeniedError(describeMissing({ scope: ADMIN_SCOPE }));
-      if (!this.isDeploymentAdmin(principal)) {
+      if (!isAllowed(principal, rule)) throw new PermissionDeniedError(describeMissing(rule));
+      if (this.deps.settings.tenantIds !== undefined && !principal.isDev && !principal.groups.includes(SUPERADMIN_ROLE)) {
         throw new PermissionDeniedError(
           `Permission denied: ${why}; this is for deployment admins (${ADMIN_SCOPE} and the ${SUPERADMIN_ROLE} group), not for the admin of tenant ${principal.tenant ?? '(none)'}`,
         );

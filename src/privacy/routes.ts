@@ -1,10 +1,9 @@
-// POST /admin/erasure (iam:admin): a subject's personal values erased by destroying its data key.
+// POST /admin/erasure (iam:admin; with SVC_TENANT_IDS a deployment admin): a subject's personal values erased by destroying its data key.
 import { Router } from 'express';
 import type { Clock } from '../kernel/clock.js';
 import type { ErasureLog, Erasers, SubjectType } from './erasureLog.js';
 import type { Authenticator } from '../http/authenticator.js';
 import { requestMetadata } from '../http/context.js';
-import { ADMIN_SCOPE } from '../kernel/access.js';
 import { compileValidator } from '../kernel/validation.js';
 
 export const SUBJECT_TYPES = ['user', 'record'] as const;
@@ -30,7 +29,7 @@ export interface ErasureRouteDeps {
  */
 export function erasureRouter({ authenticator, erasers, log, clock }: ErasureRouteDeps): Router {
   const router = Router();
-  router.post('/admin/erasure', authenticator.require({ scope: ADMIN_SCOPE }), async (req, res) => {
+  router.post('/admin/erasure', authenticator.requireDeploymentAdmin('an erasure reaches any tenant'), async (req, res) => {
     const body = erasureBody.parse(req.body ?? {});
     const id = body.id.toLowerCase();
     await log.record({ subject_type: body.subject_type, id, erased_at: clock.now().toISOString() });

@@ -194,12 +194,14 @@ describe('federated login behind a path-prefix proxy', () => {
     await fake?.stop();
   });
 
-  it('scopes the binding cookie to the path the browser sees, prefix included, and marks it Secure', async () => {
+  it('scopes the binding cookie to the path the browser sees, prefix included, and marks it Secure, HttpOnly and __Secure- (ASVS 3.3.1)', async () => {
     const start = await fetchManual(`${service.url}/auth/oauth/google/start`);
     expect(start.status).to.equal(302);
     expect(new URL(start.headers.get('location')!).searchParams.get('redirect_uri')).to.equal('https://gateway.example/svc/auth/oauth/google/callback');
-    const cookie = start.headers.getSetCookie().find((c) => c.startsWith('svc_oauth_binding='))!;
+    const cookie = start.headers.getSetCookie().find((c) => c.startsWith('__Secure-svc_oauth_binding='))!;
     expect(cookie).to.match(/; Path=\/svc\/auth\/oauth\/google(;|$)/);
     expect(cookie).to.match(/; Secure(;|$)/);
+    expect(cookie).to.match(/; HttpOnly(;|$)/);
+    expect(cookie).to.match(/; SameSite=Lax(;|$)/i);
   });
 });

@@ -68,6 +68,7 @@ function logPaths(): Record<string, PathItem> {
           "Pages follow (transaction_id, global_position) behind the snapshot gate: no event is ever skipped or repeated, under any concurrent writes. `next_cursor` is null at the head (then resume from the last event's `cursor`). Filters combine. 400 on a bad filter or cursor. See docs/audit.md.",
         tags,
         scope,
+        deploymentAdmin: true,
         query: [...logFilters, { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 1000 }, description: 'Default 100' }],
         ok: {
           status: 200,
@@ -84,6 +85,7 @@ function logPaths(): Record<string, PathItem> {
         description: 'The filters of `/admin/events`; each frame is `id: <cursor>`, `event: <type>`, `data: <event as /admin/events shows it>`.',
         tags,
         scope,
+        deploymentAdmin: true,
         query: logFilters,
         headers: [{ name: 'Last-Event-ID', schema: str, description: 'A cursor: resume exactly after that event (`after` wins when both are given)' }],
         ok: {
@@ -108,6 +110,7 @@ export function auditPaths(): Record<string, PathItem> {
         description: 'Walks every stream in order; `first_broken` names the first event (or checkpoint) that does not verify. See docs/audit.md.',
         tags,
         scope,
+        deploymentAdmin: true,
         ok: { status: 200, description: 'The verification report', schema: report },
         errors: [403],
       }),
@@ -120,6 +123,7 @@ export function auditPaths(): Record<string, PathItem> {
           'Each commits to every event up to its gated horizon; `jws` verifies with `/auth/jwks.json`. Pages: `after` a sequence, `limit` (default 100, max 1000).',
         tags,
         scope,
+        deploymentAdmin: true,
         query: [
           { name: 'after', schema: int },
           { name: 'limit', schema: int },
@@ -137,6 +141,7 @@ export function auditPaths(): Record<string, PathItem> {
         description: '201 with the checkpoint written; 200 with `checkpoint: null` when no event arrived since the last one.',
         tags,
         scope: 'iam:admin',
+        deploymentAdmin: true,
         ok: { status: 201, description: 'The checkpoint', schema: object({ checkpoint: { oneOf: [checkpoint, { type: 'null' }] } }, ['checkpoint']) },
         extraResponses: {
           200: { description: 'Nothing new to checkpoint', content: { 'application/json': { schema: object({ checkpoint: { type: 'null' } }) } } },

@@ -31,7 +31,8 @@ export function oauthPaths(): Record<string, PathItem> {
         tags,
         isPublic: true,
         path: ['provider'],
-        description: 'Sets the cookie `svc_oauth_binding` (HttpOnly, path `/auth/oauth/{provider}`) that the callback must carry back.',
+        description:
+          'Sets the cookie `svc_oauth_binding` (`__Secure-svc_oauth_binding` when `SVC_OAUTH_BASE_URL` is https; HttpOnly, SameSite=Lax, path `/auth/oauth/{provider}`) that the callback must carry back.',
         ok: {
           status: 302,
           description: "Redirect to the provider's authorization endpoint (state, PKCE S256, nonce)",

@@ -1,4 +1,4 @@
-// /admin/runs/{id}/hold and /admin/retention (iam:admin): legal hold of runs and what retention did.
+// /admin/runs/{id}/hold and /admin/retention (iam:admin; with SVC_TENANT_IDS a deployment admin): legal hold of runs and what retention did.
 import { Router, type Request } from 'express';
 import type { Pool } from '../../db/pool.js';
 import { runCommand } from '../../eventstore/command.js';
@@ -6,7 +6,6 @@ import type { EventStore } from '../../eventstore/store.js';
 import type { NewEvent, RecordedEvent } from '../../eventstore/types.js';
 import type { Authenticator } from '../../http/authenticator.js';
 import { requestMetadata, uuidParam } from '../../http/context.js';
-import { ADMIN_SCOPE } from '../../kernel/access.js';
 import type { Clock } from '../../kernel/clock.js';
 import { NotFoundError } from '../../kernel/errors.js';
 import { compileValidator, integerParam } from '../../kernel/validation.js';
@@ -35,7 +34,7 @@ export interface RetentionRouteDeps {
 export function retentionRouter(deps: RetentionRouteDeps): Router {
   const { pool, authenticator, clock } = deps;
   const router = Router();
-  const admin = authenticator.require({ scope: ADMIN_SCOPE });
+  const admin = authenticator.requireDeploymentAdmin('holds and retention reach the runs of every tenant');
   const now = () => clock.now().toISOString();
 
   router.post('/admin/runs/:id/hold', admin, async (req, res) => {
