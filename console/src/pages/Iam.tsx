@@ -34,21 +34,11 @@ function useRowChange(onChanged: (notice: string) => void) {
   return { busy, error, change };
 }
 
+type RowChange = ReturnType<typeof useRowChange>['change'];
+
 const nameOf = (user: AdminUser): string => user.email ?? user.phone_number ?? user.id;
 
-function UserActions({
-  session,
-  user,
-  busy,
-  change,
-  onRoles,
-}: {
-  session: Session;
-  user: AdminUser;
-  busy: boolean;
-  change: ReturnType<typeof useRowChange>['change'];
-  onRoles: () => void;
-}) {
+function UserActions({ session, user, busy, change, onRoles }: { session: Session; user: AdminUser; busy: boolean; change: RowChange; onRoles: () => void }) {
   const name = nameOf(user);
   const focusTitle = () => document.getElementById('users-title')?.focus();
   return (
@@ -74,6 +64,52 @@ function UserActions({
         onConfirm={() => void change(name, () => session.client.iam.deleteUser(user.id).then(focusTitle), `${name} deleted.`)}
       />
     </>
+  );
+}
+
+interface UserTableProps {
+  session: Session;
+  users: AdminUser[] | undefined;
+  busy: boolean;
+  change: RowChange;
+  onRoles: (user: AdminUser) => void;
+}
+
+function UserTable({ session, users, busy, change, onRoles }: UserTableProps) {
+  return (
+    <div className="table-scroll">
+      <table className="users">
+        <caption className="visually-hidden">Users and their roles</caption>
+        <thead>
+          <tr>
+            <th scope="col">Email or phone</th>
+            <th scope="col">Active</th>
+            <th scope="col">Roles</th>
+            <th scope="col">Tenant</th>
+            <th scope="col">Signs in with</th>
+            <th scope="col">Created</th>
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {users?.map((user) => (
+            <tr key={user.id} data-user={user.email ?? user.id}>
+              <th scope="row">{user.email ?? user.phone_number ?? <span className="muted">erased</span>}</th>
+              <td>{user.is_active ? 'yes' : 'no'}</td>
+              <td>{(user.roles ?? []).map((role) => role.name).join(', ')}</td>
+              <td>{user.tenant ?? ''}</td>
+              <td>{[user.has_password ? 'password' : '', user.federated_provider ?? ''].filter(Boolean).join(', ')}</td>
+              <td className="nowrap">{formatTime(user.created_at)}</td>
+              <td className="row-actions">
+                <UserActions session={session} user={user} busy={busy} change={change} onRoles={() => onRoles(user)} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
@@ -114,39 +150,7 @@ function Users({ session, roles, version, onChanged }: UsersProps) {
         />
       )}
       <ErrorNote error={users.error ?? error} />
-      <div className="table-scroll">
-        <table className="users">
-          <caption className="visually-hidden">Users and their roles</caption>
-          <thead>
-            <tr>
-              <th scope="col">Email or phone</th>
-              <th scope="col">Active</th>
-              <th scope="col">Roles</th>
-              <th scope="col">Tenant</th>
-              <th scope="col">Signs in with</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {users.value?.map((user) => (
-              <tr key={user.id} data-user={user.email ?? user.id}>
-                <th scope="row">{user.email ?? user.phone_number ?? <span className="muted">erased</span>}</th>
-                <td>{user.is_active ? 'yes' : 'no'}</td>
-                <td>{(user.roles ?? []).map((role) => role.name).join(', ')}</td>
-                <td>{user.tenant ?? ''}</td>
-                <td>{[user.has_password ? 'password' : '', user.federated_provider ?? ''].filter(Boolean).join(', ')}</td>
-                <td className="nowrap">{formatTime(user.created_at)}</td>
-                <td className="row-actions">
-                  <UserActions session={session} user={user} busy={busy} change={change} onRoles={() => panel.show({ user })} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <UserTable session={session} users={users.value} busy={busy} change={change} onRoles={(user) => panel.show({ user })} />
       <div className="pager">
         {offset > 0 && (
           <button type="button" className="secondary" onClick={() => setOffset(Math.max(0, offset - USERS_PAGE))}>
@@ -163,6 +167,62 @@ function Users({ session, roles, version, onChanged }: UsersProps) {
   );
 }
 
+interface RoleTableProps {
+  session: Session;
+  roles: AdminRole[] | undefined;
+  canChange: boolean;
+  busy: boolean;
+  change: RowChange;
+  onScopes: (role: AdminRole) => void;
+}
+
+function RoleTable({ session, roles, canChange, busy, change, onScopes }: RoleTableProps) {
+  const focusTitle = () => document.getElementById('roles-title')?.focus();
+  return (
+    <div className="table-scroll">
+      <table className="roles">
+        <caption className="visually-hidden">Roles and the scopes they grant</caption>
+        <thead>
+          <tr>
+            <th scope="col">Role</th>
+            <th scope="col">Description</th>
+            <th scope="col">Scopes</th>
+            {canChange && (
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>
+          {roles?.map((role) => (
+            <tr key={role.id} data-role={role.name}>
+              <th scope="row">{role.name}</th>
+              <td>{role.description ?? ''}</td>
+              <td>
+                <ScopeList scopes={role.scopes} />
+              </td>
+              {canChange && (
+                <td className="row-actions">
+                  <button type="button" className="secondary" aria-label={`Scopes of ${role.name}`} onClick={() => onScopes(role)}>
+                    Scopes…
+                  </button>
+                  <ConfirmButton
+                    label="Delete"
+                    what={`role ${role.name}`}
+                    busy={busy}
+                    onConfirm={() => void change(role.name, () => session.client.iam.deleteRole(role.id).then(focusTitle), `Role ${role.name} deleted.`)}
+                  />
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 interface RolesProps {
   session: Session;
   roles: Loaded<AdminRole[]>;
@@ -175,7 +235,6 @@ interface RolesProps {
 function Roles({ session, roles, palette, canChange, onChanged }: RolesProps) {
   const panel = usePanel<{ role: AdminRole | undefined }>(() => document.getElementById('roles-title'));
   const { busy, error, change } = useRowChange(onChanged);
-  const focusTitle = () => document.getElementById('roles-title')?.focus();
   return (
     <section aria-labelledby="roles-title">
       <h2 id="roles-title" tabIndex={-1}>
@@ -202,47 +261,7 @@ function Roles({ session, roles, palette, canChange, onChanged }: RolesProps) {
         />
       )}
       <ErrorNote error={roles.error ?? error} />
-      <div className="table-scroll">
-        <table className="roles">
-          <caption className="visually-hidden">Roles and the scopes they grant</caption>
-          <thead>
-            <tr>
-              <th scope="col">Role</th>
-              <th scope="col">Description</th>
-              <th scope="col">Scopes</th>
-              {canChange && (
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {roles.value?.map((role) => (
-              <tr key={role.id} data-role={role.name}>
-                <th scope="row">{role.name}</th>
-                <td>{role.description ?? ''}</td>
-                <td>
-                  <ScopeList scopes={role.scopes} />
-                </td>
-                {canChange && (
-                  <td className="row-actions">
-                    <button type="button" className="secondary" aria-label={`Scopes of ${role.name}`} onClick={() => panel.show({ role })}>
-                      Scopes…
-                    </button>
-                    <ConfirmButton
-                      label="Delete"
-                      what={`role ${role.name}`}
-                      busy={busy}
-                      onConfirm={() => void change(role.name, () => session.client.iam.deleteRole(role.id).then(focusTitle), `Role ${role.name} deleted.`)}
-                    />
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <RoleTable session={session} roles={roles.value} canChange={canChange} busy={busy} change={change} onScopes={(role) => panel.show({ role })} />
     </section>
   );
 }

@@ -110,6 +110,53 @@ function useRecordActions(session: Session, model: string | undefined, writes: M
   return { panel, actions, error };
 }
 
+interface ModelPickerProps {
+  models: string[];
+  model: string | undefined;
+  canCreate: boolean;
+  onPick: (model: string) => void;
+  onNew: () => void;
+}
+
+function ModelPicker({ models, model, canCreate, onPick, onNew }: ModelPickerProps) {
+  if (models.length === 0) return <p>No model publishes a list route.</p>;
+  return (
+    <div className="toolbar">
+      <label className="inline">
+        Model{' '}
+        <select value={model} onChange={(event) => onPick(event.currentTarget.value)}>
+          {models.map((name) => (
+            <option key={name}>{name}</option>
+          ))}
+        </select>
+      </label>
+      {model && canCreate && (
+        <button type="button" onClick={onNew}>
+          New {model}
+        </button>
+      )}
+    </div>
+  );
+}
+
+/** Previous and next pages of PAGE_SIZE records; `count` is how many this page holds. */
+function Pager({ count, offset, onGo }: { count: number | undefined; offset: number; onGo: (offset: number) => void }) {
+  return (
+    <div className="pager">
+      {offset > 0 && (
+        <button type="button" className="secondary" onClick={() => onGo(Math.max(0, offset - PAGE_SIZE))}>
+          Previous page
+        </button>
+      )}
+      {count === PAGE_SIZE && (
+        <button type="button" onClick={() => onGo(offset + PAGE_SIZE)}>
+          Next page
+        </button>
+      )}
+    </div>
+  );
+}
+
 export function ModelsPage({ session }: { session: Session }) {
   useTitle('Model records');
   const [params, setParams] = useSearchParams();
@@ -133,23 +180,14 @@ export function ModelsPage({ session }: { session: Session }) {
         Model records
       </h1>
       <ErrorNote error={doc.error} />
-      {models?.length === 0 && <p>No model publishes a list route.</p>}
-      {models && models.length > 0 && (
-        <div className="toolbar">
-          <label className="inline">
-            Model{' '}
-            <select value={model} onChange={(event) => go({ model: event.currentTarget.value })}>
-              {models.map((name) => (
-                <option key={name}>{name}</option>
-              ))}
-            </select>
-          </label>
-          {model && writes?.create && (
-            <button type="button" onClick={() => panel.show({ model, record: undefined })}>
-              New {model}
-            </button>
-          )}
-        </div>
+      {models && (
+        <ModelPicker
+          models={models}
+          model={model}
+          canCreate={Boolean(writes?.create)}
+          onPick={(name) => go({ model: name })}
+          onNew={() => model && panel.show({ model, record: undefined })}
+        />
       )}
       <p role="status" className="notice">
         {notice}
@@ -169,25 +207,9 @@ export function ModelsPage({ session }: { session: Session }) {
         />
       )}
       <ErrorNote error={records.error ?? error} />
-      {model &&
-        records.value &&
-        (records.value.length ? (
-          <RecordTable model={model} records={records.value} keyField={writes?.key ?? 'id'} actions={actions} />
-        ) : (
-          <p>No record here.</p>
-        ))}
-      <div className="pager">
-        {model && offset > 0 && (
-          <button type="button" className="secondary" onClick={() => go({ model, offset: String(Math.max(0, offset - PAGE_SIZE)) })}>
-            Previous page
-          </button>
-        )}
-        {model && records.value?.length === PAGE_SIZE && (
-          <button type="button" onClick={() => go({ model, offset: String(offset + PAGE_SIZE) })}>
-            Next page
-          </button>
-        )}
-      </div>
+      {model && records.value?.length === 0 && <p>No record here.</p>}
+      {model && records.value?.length ? <RecordTable model={model} records={records.value} keyField={writes?.key ?? 'id'} actions={actions} /> : null}
+      {model && <Pager count={records.value?.length} offset={offset} onGo={(at) => go({ model, offset: String(at) })} />}
     </section>
   );
 }
