@@ -1,5 +1,5 @@
 // The shell: sign-in until there is a session, then the navigation (only what the scopes allow) and the pages.
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type MouseEvent } from 'react';
 import { Link, NavLink, Navigate, Route, Routes } from 'react-router';
 import { adminAbilities } from './adminAccess.js';
 import { ApprovalsPage } from './pages/Approvals.js';
@@ -64,6 +64,19 @@ function Header({ session, onSignOut }: { session: Session; onSignOut: () => voi
   );
 }
 
+/** The first stop of Tab: past the navigation to the page (the router would treat `#main` as a location). */
+function SkipLink() {
+  const skip = (event: MouseEvent<HTMLAnchorElement>) => {
+    event.preventDefault();
+    document.getElementById('main')?.focus();
+  };
+  return (
+    <a className="skip-link" href="#main" onClick={skip}>
+      Skip to the page
+    </a>
+  );
+}
+
 export function App() {
   const { session, setSession, checking, problem } = useStoredSession();
   if (checking) return <p className="loading">Loading…</p>;
@@ -76,8 +89,9 @@ export function App() {
   };
   return (
     <>
+      <SkipLink />
       <Header session={session} onSignOut={signOut} />
-      <main id="main">
+      <main id="main" tabIndex={-1}>
         <Routes>
           <Route path="/" element={<Navigate to={can.readRuns ? '/runs' : '/workflows'} replace />} />
           <Route path="/workflows" element={<WorkflowsPage session={session} />} />

@@ -1,7 +1,9 @@
-// A form generated from a JSON Schema object (a workflow's input schema, as /openapi.json publishes it):
-// one labelled control per property, typed values out.
+// A form generated from a JSON Schema object (a workflow's input schema, a model's record schema, as
+// /openapi.json publishes them): one labelled control per property, typed values out, the API's
+// messages under their fields.
 import type { FormEvent } from 'react';
 import type { Json, JsonRecord } from '../../src/client/index.js';
+import { FieldProblem, invalidProps, NO_PROBLEMS, type FormProblems } from './forms.js';
 
 export interface JsonSchema {
   type?: string | string[];
@@ -50,9 +52,24 @@ export function formSchema(form: Json): JsonSchema {
 const typeOf = (schema: JsonSchema): string => (Array.isArray(schema.type) ? (schema.type.find((t) => t !== 'null') ?? 'any') : (schema.type ?? 'any'));
 const isJsonTyped = (type: string) => type === 'array' || type === 'object' || type === 'any';
 
-function Field({ prefix, name, schema, isRequired }: { prefix: string; name: string; schema: JsonSchema; isRequired: boolean }) {
+interface FieldProps {
+  prefix: string;
+  name: string;
+  schema: JsonSchema;
+  isRequired: boolean;
+  initial: Json | undefined;
+  problems: FormProblems;
+}
+
+/** A value as its control shows it: JSON for JSON-typed fields, text otherwise. */
+const shownValue = (value: Json | undefined, type: string): string =>
+  value === undefined || value === null ? '' : isJsonTyped(type) && typeof value === 'object' ? JSON.stringify(value) : String(value);
+
+function Field({ prefix, name, schema, isRequired, initial, problems }: FieldProps) {
   const id = `${prefix}-${name}`;
   const type = typeOf(schema);
+  const shared = { id, name, ...invalidProps(prefix, name, problems) };
+  const problem = <FieldProblem formId={prefix} field={name} problems={problems} />;
   const label = (
     <label htmlFor={id}>
       {name}
@@ -63,28 +80,33 @@ function Field({ prefix, name, schema, isRequired }: { prefix: string; name: str
   if (type === 'boolean')
     return (
       <div className="field checkbox">
-        <input id={id} name={name} type="checkbox" />
+        <input {...shared} type="checkbox" defaultChecked={initial === true} />
         {label}
+        {problem}
       </div>
     );
   let control;
+  const defaultValue = shownValue(initial, type);
   if (schema.enum)
     control = (
-      <select id={id} name={name} required={isRequired} defaultValue="">
+      <select {...shared} required={isRequired} defaultValue={defaultValue}>
         <option value="">—</option>
-        {schema.enum.map((value) => (
-          <option key={String(value)}>{String(value)}</option>
-        ))}
+        {schema.enum
+          .filter((value) => value !== null)
+          .map((value) => (
+            <option key={String(value)}>{String(value)}</option>
+          ))}
       </select>
     );
-  else if (isJsonTyped(type) || (schema.maxLength ?? 0) > 200) control = <textarea id={id} name={name} required={isRequired} rows={3} />;
+  else if (isJsonTyped(type) || (schema.maxLength ?? 0) > 200) control = <textarea {...shared} required={isRequired} rows={3} defaultValue={defaultValue} />;
   else if (type === 'number' || type === 'integer')
-    control = <input id={id} name={name} type="number" step={type === 'integer' ? 1 : 'any'} required={isRequired} />;
-  else control = <input id={id} name={name} required={isRequired} />;
+    control = <input {...shared} type="number" step={type === 'integer' ? 1 : 'any'} required={isRequired} defaultValue={defaultValue} />;
+  else control = <input {...shared} required={isRequired} defaultValue={defaultValue} />;
   return (
     <div className="field">
       {label}
       {control}
+      {problem}
     </div>
   );
 }
@@ -128,9 +150,17 @@ interface SchemaFormProps {
   busy: boolean;
   onSubmit: (values: JsonRecord, action: string) => void;
   onInvalid: (message: string) => void;
+  /** The values the controls start with (a record being edited). */
+  initial?: JsonRecord;
+  /** The API's messages, shown under their fields. */
+  problems?: FormProblems;
+  /** Said when the schema has no field. */
+  emptyText?: string;
+  /** A Cancel button after the actions, when given. */
+  onCancel?: () => void;
 }
 
-export function SchemaForm({ id, schema, actions, onSubmit, onInvalid, busy }: SchemaFormProps) {
+export function SchemaForm({ id, schema, actions, onSubmit, onInvalid, busy, initial, problems = NO_PROBLEMS, emptyText, onCancel }: SchemaFormProps) {
   const required = new Set(schema.required ?? []);
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -146,9 +176,9 @@ export function SchemaForm({ id, schema, actions, onSubmit, onInvalid, busy }: S
   const properties = Object.entries(schema.properties ?? {});
   return (
     <form id={id} onSubmit={submit} className="schema-form">
-      {properties.length === 0 && <p className="muted">This workflow takes no input fields.</p>}
+      {properties.length === 0 && <p className="muted">{emptyText ?? 'This workflow takes no input fields.'}</p>}
       {properties.map(([name, property]) => (
-        <Field key={name} prefix={id} name={name} schema={property} isRequired={required.has(name)} />
+        <Field key={name} prefix={id} name={name} schema={property} isRequired={required.has(name)} initial={initial?.[name]} problems={problems} />
       ))}
       <div className="actions">
         {actions.map((action) => (
@@ -156,6 +186,11 @@ export function SchemaForm({ id, schema, actions, onSubmit, onInvalid, busy }: S
             {action.label}
           </button>
         ))}
+        {onCancel && (
+          <button type="button" className="secondary" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
       </div>
     </form>
   );

@@ -8,4 +8,4 @@ export type { WorkflowVersion } from './versions.js';
 export { SvcRequestError, SvcRunFailedError, SvcRunPendingError } from './errors.js';
 export type * from '../contract/types.js';
 export { RUN_STATUSES } from '../contract/types.js';
-export type { AdminRole, AdminUser, Artifact, ArtifactSummary, ArtifactType, ScopesPalette } from './admin.js';
+export type { AdminRole, AdminUser, AdminUserChanges, Artifact, ArtifactSummary, ArtifactType, NewAdminRole, NewAdminUser, ScopesPalette } from './admin.js';

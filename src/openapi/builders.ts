@@ -101,6 +101,8 @@ export function operation(spec: OperationSpec): Operation {
         }
       : {}),
     tags: spec.tags,
+    // The scope in a machine-readable form too: the console shows a write button only to its holders.
+    ...(spec.scope ? { 'x-required-scope': spec.scope } : {}),
     ...(spec.isPublic ? { security: [] } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(spec.body ? { requestBody: { required: true, content: { [spec.bodyType ?? 'application/json']: { schema: spec.body } } } } : {}),

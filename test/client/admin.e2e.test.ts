@@ -1,4 +1,4 @@
-// The client's IAM, artifact and audit-verify calls (`client.iam`, `client.artifacts`, `client.audit.verify`)
+// The client's IAM reads and writes, artifact and audit-verify calls (`client.iam`, `client.artifacts`, `client.audit.verify`)
 // against the real service over loopback, on the console's admin fixture project.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,21 @@ describe('client library: users, roles, scopes, artifacts and audit verification
     expect(palette.system).to.include('iam:admin');
   });
 
+  it('creates, disables, grants, revokes and deletes a user, and creates, changes and deletes a role', async () => {
+    const role = await client.iam.createRole({ name: 'clerks', description: 'Book clerks', scopes: ['book:read'] });
+    expect(role).to.include({ name: 'clerks', description: 'Book clerks' });
+    expect((await client.iam.changeRoleScopes(role.id, { add: ['book:write'], remove: ['book:read'] })).scopes).to.deep.equal(['book:write']);
+    const user = await client.iam.createUser({ email: 'clerk@example.com', password: 'a long enough password' });
+    expect(user).to.include({ email: 'clerk@example.com', is_active: true });
+    expect((await client.iam.assignRole(user.id, role.id)).roles?.map((held) => held.name)).to.deep.equal(['clerks']);
+    expect((await client.iam.revokeRole(user.id, role.id)).roles).to.deep.equal([]);
+    expect((await client.iam.updateUser(user.id, { is_active: false })).is_active).to.equal(false);
+    await client.iam.deleteUser(user.id);
+    expect((await client.iam.users({ limit: 1000 })).some((listed) => listed.id === user.id)).to.equal(false);
+    await client.iam.deleteRole(role.id);
+    expect((await client.iam.roles()).some((listed) => listed.id === role.id)).to.equal(false);
+  });
+
   it('lists artifacts with their versions and reads a version', async () => {
     const listed = (await client.artifacts.list()).find((artifact) => artifact.name === 'greeting_prompt');
     expect(listed).to.include({ type: 'prompt', source: 'project', latest_version: '1' });
@@ -52,7 +67,15 @@ describe('client library: users, roles, scopes, artifacts and audit verification
   });
 
   it('throws SvcRequestError 403 without the scopes', async () => {
-    for (const call of [() => plain.iam.users(), () => plain.iam.scopes(), () => plain.artifacts.list(), () => plain.audit.verify()]) {
+    const calls = [
+      () => plain.iam.users(),
+      () => plain.iam.scopes(),
+      () => plain.iam.createUser({ email: 'sneaky@example.com', password: 'a long enough password' }),
+      () => plain.iam.createRole({ name: 'sneaky', scopes: ['iam:admin'] }),
+      () => plain.artifacts.list(),
+      () => plain.audit.verify(),
+    ];
+    for (const call of calls) {
       const error = await call().then(
         () => undefined,
         (e: unknown) => e,

@@ -4,20 +4,10 @@ import { useEffect, useRef, useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import type { JsonRecord, WorkflowSummary } from '../../../src/client/index.js';
 import { ErrorNote, useLoaded, useTitle } from '../hooks.js';
+import { loadOpenApi } from '../openApi.js';
 import { SchemaForm, type JsonSchema } from '../schemaForm.js';
 import { messageOf, type Session } from '../session.js';
 import { DisabledWorkflows } from './WorkflowsDisabled.js';
-
-interface OpenApiDoc {
-  paths: Record<string, Record<string, { summary?: string }>>;
-  components: { schemas: Record<string, JsonSchema> };
-}
-
-async function loadDocument(): Promise<OpenApiDoc> {
-  const response = await fetch('/openapi.json', { headers: { accept: 'application/json' } });
-  if (!response.ok) throw new Error(`/openapi.json: ${response.status}`);
-  return (await response.json()) as OpenApiDoc;
-}
 
 function RunForm({ session, name, schema }: { session: Session; name: string; schema: JsonSchema }) {
   const navigate = useNavigate();
@@ -73,7 +63,7 @@ export function WorkflowsPage({ session }: { session: Session }) {
   useTitle('Workflows');
   const [params, setParams] = useSearchParams();
   const workflows = useLoaded(() => session.client.listWorkflows(), [session]);
-  const doc = useLoaded(loadDocument, []);
+  const doc = useLoaded(loadOpenApi, []);
   const chosen = params.get('run');
   const describe = (summary: WorkflowSummary) => doc.value?.paths[summary.trigger_path]?.[summary.trigger_method.toLowerCase()]?.summary;
   const entries = Object.entries(workflows.value ?? {}).sort(([a], [b]) => a.localeCompare(b));
