@@ -1,5 +1,8 @@
 // Pages of the console that are not built yet: said plainly, with what the API already offers.
-const NOT_YET: [string, string][] = [['The console at /insight in dev mode (today /insight is the inline page)', 'GET /insight']];
+const NOT_YET: [string, string][] = [
+  ['IAM changes: users and roles created, roles granted and scoped (the IAM page reads only)', '/auth/admin/users, /auth/admin/roles'],
+  ['Model records created, edited and deleted (the Models page reads only)', 'POST, PATCH, DELETE /models/{model}/'],
+];
 
 export function NotYetPage() {
   return (
