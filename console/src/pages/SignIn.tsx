@@ -2,6 +2,7 @@
 // lists; under /insight (dev mode) the dev key instead.
 import { useEffect, useState, type FormEvent } from 'react';
 import { SvcAuth, type SignInProvider } from '../../../src/client/index.js';
+import { ErrorNote } from '../hooks.js';
 import { appName, isInsight } from '../mount.js';
 import { baseUrl, messageOf, openSession, signInWithPassword, type Session } from '../session.js';
 
@@ -58,11 +59,7 @@ function PasswordForm({ problem, onSignedIn }: { problem: string | undefined; on
       <input id="username" name="username" autoComplete="username" required />
       <label htmlFor="password">Password</label>
       <input id="password" name="password" type="password" autoComplete="current-password" required />
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <ErrorNote error={error} />
       <button type="submit" disabled={busy}>
         Sign in
       </button>
@@ -78,11 +75,7 @@ function DevKeyForm({ problem, onSignedIn }: { problem: string | undefined; onSi
       <h2 id="signin-title">Sign in with the dev key</h2>
       <label htmlFor="dev-key">Dev key</label>
       <input id="dev-key" name="dev-key" type="password" autoComplete="off" placeholder="XXXX-XXXX-XXXX-XXXX" required />
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <ErrorNote error={error} />
       <button type="submit" disabled={busy}>
         Sign in
       </button>
