@@ -1,20 +1,23 @@
-// The shell: sign-in until there is a session, then the navigation (only what the scopes allow) and the pages.
+// The shell: sign-in until there is a session, then the navigation (only what the scopes allow) and the
+// pages; under /insight also the API docs.
 import { useEffect, useState, type MouseEvent } from 'react';
 import { Link, NavLink, Navigate, Route, Routes } from 'react-router';
 import { adminAbilities } from './adminAccess.js';
+import { appName, embeddedDevKey, isInsight } from './mount.js';
+import { ApiDocsPage } from './pages/ApiDocs.js';
 import { ApprovalsPage } from './pages/Approvals.js';
 import { ArtifactsPage } from './pages/Artifacts.js';
 import { AuditPage } from './pages/Audit.js';
 import { IamPage } from './pages/Iam.js';
 import { ModelsPage } from './pages/Models.js';
-import { NotYetPage } from './pages/NotYet.js';
+import { MorePage } from './pages/More.js';
 import { RunPage } from './pages/Run.js';
 import { RunsPage } from './pages/Runs.js';
 import { SchedulesPage } from './pages/Schedules.js';
 import { SignInPage } from './pages/SignIn.js';
 import { WorkflowsPage } from './pages/Workflows.js';
 import { WorkflowPage } from './pages/Workflow.js';
-import { abilities, forgetToken, messageOf, openSession, storedToken, takeTokenFromUrl, type Session } from './session.js';
+import { abilities, forgetToken, messageOf, openSession, signOut, storedToken, takeTokenFromUrl, type Session } from './session.js';
 
 function useStoredSession() {
   const [session, setSession] = useState<Session | undefined>();
@@ -22,7 +25,8 @@ function useStoredSession() {
   const [problem, setProblem] = useState<string | undefined>();
   useEffect(() => {
     takeTokenFromUrl();
-    const token = storedToken();
+    // Under /insight with SVC_DEV_AUTO_LOGIN=1 the page carries the dev key.
+    const token = storedToken() ?? embeddedDevKey();
     if (!token) return setChecking(false);
     openSession(token)
       .then(setSession)
@@ -41,7 +45,7 @@ function Header({ session, onSignOut }: { session: Session; onSignOut: () => voi
   return (
     <header className="top">
       <Link className="brand" to="/">
-        svc console
+        {appName()}
       </Link>
       <nav aria-label="Main">
         <NavLink to="/workflows">Workflows</NavLink>
@@ -52,6 +56,7 @@ function Header({ session, onSignOut }: { session: Session; onSignOut: () => voi
         {admin.manageIam && <NavLink to="/iam">IAM</NavLink>}
         {admin.readArtifacts && <NavLink to="/artifacts">Artifacts</NavLink>}
         {admin.readModels && <NavLink to="/models">Models</NavLink>}
+        {isInsight() && <NavLink to="/api-docs">API docs</NavLink>}
         <NavLink to="/more">More</NavLink>
       </nav>
       <span className="who" title={session.identity.scopes.join(' ')}>
@@ -82,15 +87,14 @@ export function App() {
   if (checking) return <p className="loading">Loading…</p>;
   if (!session) return <SignInPage problem={problem} onSignedIn={setSession} />;
   const can = abilities(session.identity);
-  const signOut = () => {
-    void session.auth.logout().catch(() => undefined);
-    forgetToken();
+  const end = () => {
+    signOut(session);
     setSession(undefined);
   };
   return (
     <>
       <SkipLink />
-      <Header session={session} onSignOut={signOut} />
+      <Header session={session} onSignOut={end} />
       <main id="main" tabIndex={-1}>
         <Routes>
           <Route path="/" element={<Navigate to={can.readRuns ? '/runs' : '/workflows'} replace />} />
@@ -104,7 +108,8 @@ export function App() {
           <Route path="/iam" element={<IamPage session={session} />} />
           <Route path="/artifacts" element={<ArtifactsPage session={session} />} />
           <Route path="/models" element={<ModelsPage session={session} />} />
-          <Route path="*" element={<NotYetPage />} />
+          {isInsight() && <Route path="/api-docs" element={<ApiDocsPage />} />}
+          <Route path="*" element={<MorePage />} />
         </Routes>
       </main>
     </>

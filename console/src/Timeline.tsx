@@ -1,6 +1,8 @@
 // The timeline: one row per step execution, its bar placed on the run's time axis, the context after
-// the step in the row's details; below, the marks (decisions, retries, timers, children, control).
+// the step in the row's details, an Agent step's LLM turns and tool calls as rows under it; below, the
+// marks (decisions, retries, timers, children, control).
 import { useEffect, useState } from 'react';
+import { AgentRows, placement } from './AgentRows.js';
 import type { StepBar, Timeline } from './timeline.js';
 import { JsonView, formatDuration } from './ui.js';
 
@@ -15,25 +17,31 @@ function useNow(ticking: boolean): number {
   return now;
 }
 
+/** How many LLM turns and tool calls an Agent step made, as its row says. */
+function activityWords(bar: StepBar): string {
+  const turns = bar.activity.filter((row) => row.kind === 'turn').length;
+  const calls = bar.activity.length - turns;
+  if (bar.activity.length === 0) return '';
+  return `, ${turns} LLM turn${turns === 1 ? '' : 's'}${calls > 0 ? `, ${calls} tool call${calls === 1 ? '' : 's'}` : ''}`;
+}
+
 function BarRow({ bar, start, span, now, isPaused }: { bar: StepBar; start: number; span: number; now: number; isPaused: boolean }) {
   const end = bar.endedAt ?? now;
-  // A step of a few milliseconds still shows as a sliver at its place.
-  const left = Math.min(((bar.startedAt - start) / span) * 100, 99.2);
-  const width = Math.max(((end - bar.startedAt) / span) * 100, 0.8);
   const state = bar.endedAt !== undefined ? (bar.failed ? 'failed' : 'done') : isPaused ? 'paused' : 'running';
-  const words = `${bar.stepId} (${bar.kind}): ${state}, ${formatDuration(end - bar.startedAt)}${bar.signal ? `, signal ${bar.signal}` : ''}${bar.attempts ? `, ${bar.attempts} failed attempts` : ''}`;
+  const words = `${bar.stepId} (${bar.kind}): ${state}, ${formatDuration(end - bar.startedAt)}${bar.signal ? `, signal ${bar.signal}` : ''}${bar.attempts ? `, ${bar.attempts} failed attempts` : ''}${activityWords(bar)}`;
   return (
     <li className={`step ${state}`} data-step={bar.stepId} data-state={state}>
       <details>
         <summary>
           <span className="step-name">{bar.stepId}</span>
           <span className="track" aria-hidden="true">
-            <span className="bar" style={{ left: `${left}%`, width: `${Math.min(width, 100 - left)}%` }} />
+            <span className="bar" style={placement(bar.startedAt, end, start, span)} />
           </span>
           <span className="step-info">{words.slice(bar.stepId.length + 1)}</span>
         </summary>
         {bar.context ? <JsonView value={bar.context} label={`Context after ${bar.stepId}`} /> : <p className="muted">The step has not finished yet.</p>}
       </details>
+      {bar.activity.length > 0 && <AgentRows stepId={bar.stepId} rows={bar.activity} start={start} span={span} now={now} />}
     </li>
   );
 }

@@ -1,5 +1,6 @@
 // Small shared hooks: loading a value from the API with its error, and the page title.
 import { useCallback, useEffect, useState } from 'react';
+import { appName } from './mount.js';
 import { messageOf } from './session.js';
 
 export interface Loaded<T> {
@@ -36,7 +37,7 @@ export function useLoaded<T>(load: () => Promise<T>, deps: readonly unknown[]): 
 
 export function useTitle(title: string): void {
   useEffect(() => {
-    document.title = `${title} · svc console`;
+    document.title = `${title} · ${appName()}`;
   }, [title]);
 }
 

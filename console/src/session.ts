@@ -1,8 +1,11 @@
 // The signed-in session: the token (kept in sessionStorage, so it ends with the tab), the identity
-// GET /auth/me answers, and the client library bound to that token.
+// GET /auth/me answers, and the client library bound to that token. Under /insight the token is the raw
+// dev key, which the service maps to the synthetic dev identity (user dev, scope iam:admin).
 import { SvcAuth, SvcClient, type Identity } from '../../src/client/index.js';
+import { isInsight } from './mount.js';
 
-const TOKEN_KEY = 'svc-console-token';
+/** Each mount keeps its own: a dev key taken under /insight never becomes /console's session. */
+const tokenKey = (): string => (isInsight() ? 'svc-insight-key' : 'svc-console-token');
 
 export interface Session {
   token: string;
@@ -14,10 +17,10 @@ export interface Session {
 /** Where the service is: the page's own origin (the console is served by svc). */
 export const baseUrl = (): string => window.location.origin;
 
-export const storedToken = (): string | null => sessionStorage.getItem(TOKEN_KEY);
+export const storedToken = (): string | null => sessionStorage.getItem(tokenKey());
 
 export function forgetToken(): void {
-  sessionStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(tokenKey());
 }
 
 /**
@@ -28,7 +31,7 @@ export function takeTokenFromUrl(): void {
   const url = new URL(window.location.href);
   const token = url.searchParams.get('token');
   if (!token) return;
-  sessionStorage.setItem(TOKEN_KEY, token);
+  sessionStorage.setItem(tokenKey(), token);
   url.searchParams.delete('token');
   window.history.replaceState(null, '', url.toString());
 }
@@ -37,8 +40,14 @@ export function takeTokenFromUrl(): void {
 export async function openSession(token: string): Promise<Session> {
   const auth = new SvcAuth({ baseUrl: baseUrl(), token });
   const identity = await auth.getMe();
-  sessionStorage.setItem(TOKEN_KEY, token);
+  sessionStorage.setItem(tokenKey(), token);
   return { token, identity, auth, client: new SvcClient({ baseUrl: baseUrl(), token }) };
+}
+
+/** Ends the session: the token is revoked (POST /auth/logout) and forgotten; a dev key is only forgotten. */
+export function signOut(session: Session): void {
+  if (!isInsight()) void session.auth.logout().catch(() => undefined);
+  forgetToken();
 }
 
 export async function signInWithPassword(username: string, password: string): Promise<Session> {

@@ -1,6 +1,8 @@
 // A run's journal as the timeline draws it: one bar per step execution on a time axis, the context
-// after each step (the run's input with each step's changes applied), and the marks in between.
+// after each step (the run's input with each step's changes applied), an Agent step's LLM turns and
+// tool calls under its bar, and the marks in between.
 import type { Json, JsonRecord, RunEvent } from '../../src/client/index.js';
+import { AGENT_EVENTS, addAgentEvent, type AgentRow } from './agentActivity.js';
 
 export interface StepBar {
   stepId: string;
@@ -13,6 +15,8 @@ export interface StepBar {
   /** Failed attempts before this one (retries). */
   attempts: number;
   context: JsonRecord | undefined;
+  /** An Agent step's LLM turns and tool calls, in journal order. */
+  activity: AgentRow[];
 }
 
 export interface Mark {
@@ -68,6 +72,8 @@ export function markLabel(event: RunEvent): string | undefined {
       return `${event.agent_id}: approval requested`;
     case 'approval_decided':
       return `${event.agent_id}: approval ${String(p.decision)}`;
+    case 'agent_progress':
+      return undefined;
     case 'llm_turn':
       return `${event.agent_id}: LLM turn ${String(p.iteration)}${p.tokens_used !== undefined ? ` (${String(p.tokens_used)} tokens)` : ''}`;
     case 'tool_call':
@@ -96,11 +102,19 @@ function newBar(event: RunEvent, at: number): StepBar {
     failed: false,
     attempts: 0,
     context: undefined,
+    activity: [],
   };
 }
 
+const openBarOf = (timeline: Timeline, stepId: string): StepBar | undefined =>
+  [...timeline.bars].reverse().find((bar) => bar.stepId === stepId && bar.endedAt === undefined);
+
+/** The bar an event of `stepId` belongs to: the one running, else its latest. */
+const barOf = (timeline: Timeline, stepId: string): StepBar | undefined =>
+  openBarOf(timeline, stepId) ?? [...timeline.bars].reverse().find((bar) => bar.stepId === stepId);
+
 function onStepEvent(timeline: Timeline, event: RunEvent, at: number): void {
-  const open = [...timeline.bars].reverse().find((bar) => bar.stepId === event.agent_id && bar.endedAt === undefined);
+  const open = openBarOf(timeline, event.agent_id);
   if (event.type === 'step_started') {
     if (!open) timeline.bars.push(newBar(event, at));
     return;
@@ -130,6 +144,12 @@ export function buildTimeline(events: readonly RunEvent[]): Timeline {
     }
     if (['step_started', 'step_completed', 'step_failed', 'step_attempt_failed'].includes(event.type)) onStepEvent(timeline, event, at);
     if (TERMINAL.has(event.type)) timeline.endedAt = at;
+    // An agent's turns and calls go under its step's bar; one whose step was never seen stays a mark.
+    const agentBar = AGENT_EVENTS.has(event.type) ? barOf(timeline, event.agent_id) : undefined;
+    if (agentBar) {
+      addAgentEvent(agentBar.activity, agentBar.startedAt, event, at);
+      continue;
+    }
     const label = markLabel(event);
     if (label !== undefined) timeline.marks.push({ seq: event.seq, at, type: event.type, label });
   }

@@ -3,7 +3,7 @@ import type { Router } from 'express';
 import { approvalRouter } from '../approvals/routes.js';
 import { auditRouter } from '../audit/routes.js';
 import { artifactRouter } from '../artifacts/routes.js';
-import { consoleRouter } from '../console/routes.js';
+import { consoleRouter, readConsoleIndex } from '../console/routes.js';
 import { devRouter } from '../dev/routes.js';
 import { federationRouter } from '../federation/routes.js';
 import { grpcRouter } from '../grpc/routes.js';
@@ -71,7 +71,7 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
     registryRouter({ workflows, models, artifacts, agentModels: project.agentModels, federation: federationProviders, authenticator }),
     mcpRouter({ workflows, models, starter: features.starter, authenticator }),
     grpcRouter({ pool, workflows, starter: features.starter, follower, authenticator, readMaxBytes: settings.bodyLimitBytes }),
-    devRouter({ settings, authenticator, auth }),
+    devRouter({ settings, authenticator, auth, consoleIndex: readConsoleIndex() }),
     consoleRouter(),
     workflowManifestRouter({ workflows, authenticator }),
     auditRouter({ pool, reads, store, follower, logger: kernel.logger, keys: features.keys, authenticator, clock, dataKeys: features.dataKeys }),

@@ -3,27 +3,22 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import express, { Router, type RequestHandler } from 'express';
-import { consoleSecurityHeaders } from '../http/securityHeaders.js';
+import express, { Router } from 'express';
+import { consoleSecurityHeaders, noStore } from '../http/securityHeaders.js';
 import { NotFoundError, UnavailableError } from '../kernel/errors.js';
 
 /** The build output of console/ (vite.config.ts writes it): the same place from src/ and from dist/. */
 export const CONSOLE_BUILD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'public', 'console');
 
-const noStore: RequestHandler = (_req, res, next) => {
-  res.setHeader('Cache-Control', 'no-store');
-  next();
-};
-
 /** The index page, read once; undefined when the console was not built (then /console says how to build it). */
-function readIndex(folder: string): string | undefined {
+export function readConsoleIndex(folder: string = CONSOLE_BUILD): string | undefined {
   const file = path.join(folder, 'index.html');
   return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
 }
 
 export function consoleRouter(options: { folder?: string } = {}): Router {
   const folder = options.folder ?? CONSOLE_BUILD;
-  const index = readIndex(folder);
+  const index = readConsoleIndex(folder);
   const router = Router();
   router.use('/console', consoleSecurityHeaders);
   // Hashed file names: a file never changes under its name.

@@ -1,16 +1,14 @@
-// Dev mode only: /dev/* (JSON, the dev key as bearer) and /insight (a page over the API). Both are
-// absent (404) outside dev mode, refuse addresses outside SVC_DEV_IP_ALLOWLIST, and answer only under
-// the service's own host names.
-import { Router, type Request, type RequestHandler } from 'express';
+// Dev mode only: /dev/* (JSON, the dev key as bearer) and /insight (the console, signed in with the dev
+// key). Both are absent (404) outside dev mode, refuse addresses outside SVC_DEV_IP_ALLOWLIST, and answer
+// only under the service's own host names.
+import { Router, type Request } from 'express';
 import type { Authenticator } from '../http/authenticator.js';
 import type { AuthService } from '../iam/signIn.js';
 import type { Settings } from '../config/settings.js';
 import { answerToken } from '../iam/answerToken.js';
-import { NotFoundError, PermissionDeniedError, UnauthenticatedError } from '../kernel/errors.js';
+import { NotFoundError, PermissionDeniedError, UnauthenticatedError, UnavailableError } from '../kernel/errors.js';
 import { compileValidator } from '../kernel/validation.js';
-import { pageSecurityHeaders } from '../http/securityHeaders.js';
-import { insightPage } from './insight.js';
-import { INSIGHT_SCRIPT } from './insightScript.js';
+import { insightSecurityHeaders, noStore } from '../http/securityHeaders.js';
 
 const tokenBody = compileValidator<{ user_id: string }>({
   type: 'object',
@@ -27,11 +25,6 @@ function maskPassword(url: string | undefined): string | undefined {
   return parsed.toString();
 }
 
-const noStore: RequestHandler = (_req, res, next) => {
-  res.setHeader('Cache-Control', 'no-store');
-  next();
-};
-
 /**
  * Whether the request names the service as its host: localhost or the address the connection came
  * in on (with its port), or SVC_OAUTH_BASE_URL's host. A DNS-rebinding page reaches the service under
@@ -46,8 +39,16 @@ function isOwnHost(req: Request, publicHost: string | undefined): boolean {
   return names.some((name) => host === `${name}:${localPort}` || (localPort === 80 && host === name));
 }
 
-export function devRouter(deps: { settings: Settings; authenticator: Authenticator; auth: AuthService }): Router {
-  const { settings, authenticator, auth } = deps;
+const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+/** The console's index page with the dev key in its `svc-dev-key` meta tag (data the bundle reads: no inline script). */
+function withDevKey(index: string, devKey: string): string {
+  return index.replace('</head>', `<meta name="svc-dev-key" content="${escapeAttribute(devKey)}" />\n</head>`);
+}
+
+/** `consoleIndex`: the console's built index page (undefined when not built), served under /insight too. */
+export function devRouter(deps: { settings: Settings; authenticator: Authenticator; auth: AuthService; consoleIndex: string | undefined }): Router {
+  const { settings, authenticator, auth, consoleIndex } = deps;
   const router = Router();
   const allowedIp = (req: Request) => settings.dev.ipAllowlist.includes((req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''));
   const requireDevKey = async (req: Request) => {
@@ -85,13 +86,14 @@ export function devRouter(deps: { settings: Settings; authenticator: Authenticat
     answerToken(res, await auth.mintFor(userId));
   });
 
-  // The page holds no data (but the dev key with auto-login); its script calls the API with the key.
-  router.use('/insight', pageSecurityHeaders, noStore);
-  router.get(['/insight', '/insight/api-docs'], (_req, res) => {
-    res.type('html').send(insightPage({ embedKey: settings.dev.autoLogin ? settings.dev.apiKey : undefined }));
-  });
-  router.get('/insight/insight.js', (_req, res) => {
-    res.type('js').send(INSIGHT_SCRIPT);
+  // The console, one build for /console and /insight: its files stay under /console/assets, and the app
+  // picks its base path from the address. The page holds no data but the dev key under auto-login.
+  const devKey = settings.dev.autoLogin ? settings.dev.apiKey : undefined;
+  const insightPage = consoleIndex !== undefined && devKey !== undefined ? withDevKey(consoleIndex, devKey) : consoleIndex;
+  router.use('/insight', insightSecurityHeaders, noStore);
+  router.get(['/insight', '/insight/{*rest}'], (_req, res) => {
+    if (insightPage === undefined) throw new UnavailableError('The console is not built: run `npm run build`');
+    res.type('html').send(insightPage);
   });
   return router;
 }

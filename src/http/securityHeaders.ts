@@ -1,4 +1,5 @@
-// Security headers (helmet): one set on every answer, a page set for the HTML pages (/docs, /redoc, /insight).
+// Security headers (helmet): one set on every answer, a page set for the HTML pages (/docs, /redoc), and
+// the console's (/console, and /insight in dev mode).
 import type { RequestHandler } from 'express';
 import helmet, { contentSecurityPolicy, referrerPolicy, xFrameOptions } from 'helmet';
 
@@ -28,8 +29,8 @@ const pagePolicy = contentSecurityPolicy({
     connectSrc: ["'self'"],
     // ReDoc's search index runs in a worker it builds from a blob.
     workerSrc: ["'self'", 'blob:'],
-    // /insight shows /docs in a frame.
-    frameSrc: ["'self'"],
+    frameSrc: ["'none'"],
+    // The console under /insight shows /docs in a frame.
     frameAncestors: ["'self'"],
     objectSrc: ["'none'"],
     baseUri: ["'self'"],
@@ -39,29 +40,39 @@ const pagePolicy = contentSecurityPolicy({
 const sameOriginFrames = xFrameOptions({ action: 'sameorigin' });
 const noReferrer = referrerPolicy({ policy: 'no-referrer' });
 
+/** Pages that may hold a secret (the dev key) or change with every build: never cached. */
+export const noStore: RequestHandler = (_req, res, next) => {
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+};
+
 /** The HTML pages and their files: the page CSP over the API one, framed only by the service itself. */
 export const pageSecurityHeaders: RequestHandler[] = [pagePolicy, sameOriginFrames, noReferrer];
 
 /**
  * The console (/console): stricter than the docs pages. Its scripts and styles are files it serves
  * (no inline style element or attribute; React sets styles through the CSSOM, which CSP allows), it
- * talks to the service only, and no page frames it.
+ * talks to the service only, and no page frames it. `frameSrc` is what it may frame itself.
  */
-const consolePolicy = contentSecurityPolicy({
-  useDefaults: false,
-  directives: {
-    defaultSrc: ["'self'"],
-    scriptSrc: ["'self'"],
-    styleSrc: ["'self'"],
-    imgSrc: ["'self'", 'data:'],
-    fontSrc: ["'self'"],
-    connectSrc: ["'self'"],
-    frameSrc: ["'none'"],
-    frameAncestors: ["'none'"],
-    objectSrc: ["'none'"],
-    baseUri: ["'self'"],
-    formAction: ["'self'"],
-  },
-});
+const consolePolicy = (frameSrc: string) =>
+  contentSecurityPolicy({
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'"],
+      imgSrc: ["'self'", 'data:'],
+      fontSrc: ["'self'"],
+      connectSrc: ["'self'"],
+      frameSrc: [frameSrc],
+      frameAncestors: ["'none'"],
+      objectSrc: ["'none'"],
+      baseUri: ["'self'"],
+      formAction: ["'self'"],
+    },
+  });
 
-export const consoleSecurityHeaders: RequestHandler[] = [consolePolicy, xFrameOptions({ action: 'deny' }), noReferrer];
+export const consoleSecurityHeaders: RequestHandler[] = [consolePolicy("'none'"), xFrameOptions({ action: 'deny' }), noReferrer];
+
+/** The console under /insight (dev mode): the same, but its API docs page frames the service's own /docs. */
+export const insightSecurityHeaders: RequestHandler[] = [consolePolicy("'self'"), xFrameOptions({ action: 'deny' }), noReferrer];

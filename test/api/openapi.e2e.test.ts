@@ -28,8 +28,7 @@ const UNDOCUMENTED_ROUTES = [
   'get /dev/settings',
   'post /dev/token',
   'get /insight',
-  'get /insight/api-docs',
-  'get /insight/insight.js',
+  'get /insight/{*rest}',
   'get /console',
   'get /console/{*rest}',
 ];

@@ -176,6 +176,7 @@ describe('dev-mode routes', () => {
         ['POST', '/dev/token'],
         ['GET', '/insight'],
         ['GET', '/insight/api-docs'],
+        ['GET', '/insight/runs'],
       ]) {
         const answer = await call(plain.url, method!, path!, { token: DEV_KEY, ...(method === 'POST' ? { json: { user_id: admin.userId } } : {}) });
         expect(answer.status, `${method} ${path} with ${JSON.stringify(env)}`).to.equal(404);
@@ -230,25 +231,31 @@ describe('dev-mode routes', () => {
     expect((await call(dev.url, 'POST', '/dev/token', { token: DEV_KEY, json: { user: user.id } })).status).to.equal(422);
   });
 
-  it('/insight serves the page, with the svc-dev-key meta tag only under SVC_DEV_AUTO_LOGIN=1', async () => {
-    const page = await call(dev.url, 'GET', '/insight');
-    expect(page.status).to.equal(200);
-    expect(page.headers.get('content-type')).to.match(/^text\/html/);
-    expect(String(page.body)).to.include('svc insight');
-    expect(String(page.body)).to.not.include('<meta name="svc-dev-key"');
-    expect(String(page.body)).to.not.include(DEV_KEY);
-    const docsPage = await call(dev.url, 'GET', '/insight/api-docs');
-    expect(docsPage.status).to.equal(200);
-    // The same page; its script (a served file, no inline script) opens the API docs tab from the path.
-    expect(String(docsPage.body)).to.include('<script src="/insight/insight.js"></script>');
-    const script = await call(dev.url, 'GET', '/insight/insight.js');
-    expect(script.headers.get('content-type')).to.match(/^text\/javascript/);
-    expect(String(script.body)).to.include("location.pathname.endsWith('/api-docs') ? 'API docs'");
+  it('/insight serves the console (every client route), with the svc-dev-key meta tag only under SVC_DEV_AUTO_LOGIN=1', async () => {
+    const insightPaths = ['/insight', '/insight/', '/insight/runs', '/insight/runs/0190c3f0-0000-7000-8000-000000000000', '/insight/api-docs'];
+    for (const path of insightPaths) {
+      const page = await call(dev.url, 'GET', path);
+      expect(page.status, path).to.equal(200);
+      expect(page.headers.get('content-type'), path).to.match(/^text\/html/);
+      const html = String(page.body);
+      // The console's own build: the same index page as /console, its files under /console/assets.
+      expect(html, path).to.equal(String((await call(dev.url, 'GET', '/console/')).body));
+      expect(html, path).to.match(/<script type="module" crossorigin src="\/console\/assets\/[^"]+\.js"><\/script>/);
+      expect(html, path).to.not.include('svc-dev-key');
+      expect(html, path).to.not.include(DEV_KEY);
+    }
+    // The session the console makes of the raw dev key: the synthetic dev identity.
+    const me = await call(dev.url, 'GET', '/auth/me', { token: DEV_KEY });
+    expect(me.status, JSON.stringify(me.body)).to.equal(200);
+    expect(me.body).to.deep.include({ groups: ['dev'], scopes: ['iam:admin'] });
 
     const auto = await start({ ...DEV_ENV, SVC_DEV_AUTO_LOGIN: '1' });
-    const embedded = await call(auto.url, 'GET', '/insight');
-    expect(embedded.status).to.equal(200);
-    expect(String(embedded.body)).to.include(`<meta name="svc-dev-key" content="${DEV_KEY}">`);
+    for (const path of insightPaths) {
+      const html = String((await call(auto.url, 'GET', path)).body);
+      expect(html, path).to.include(`<meta name="svc-dev-key" content="${DEV_KEY}" />\n</head>`);
+    }
+    // /console never carries the key, auto-login or not.
+    expect(String((await call(auto.url, 'GET', '/console/')).body)).to.not.include(DEV_KEY);
   });
 
   it('answers 403 to every dev route from an address outside SVC_DEV_IP_ALLOWLIST', async () => {
@@ -258,6 +265,7 @@ describe('dev-mode routes', () => {
       ['POST', '/dev/token'],
       ['GET', '/insight'],
       ['GET', '/insight/api-docs'],
+      ['GET', '/insight/runs'],
     ]) {
       const answer = await call(elsewhere.url, method!, path!, { token: DEV_KEY, ...(method === 'POST' ? { json: { user_id: admin.userId } } : {}) });
       expectError(answer, 403, 'PERMISSION_DENIED');

@@ -68,8 +68,8 @@ describe('the console in Chromium', function () {
       const nav = await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts();
       expect(nav).to.deep.equal(['Workflows', 'Runs', 'Approvals', 'More']);
       await page.getByRole('link', { name: 'More' }).click();
-      await page.getByRole('heading', { name: 'Not built yet' }).waitFor({ timeout: 20_000 });
-      await expectAccessible(page, 'not-yet page');
+      await page.getByRole('heading', { name: 'More', exact: true }).waitFor({ timeout: 20_000 });
+      await expectAccessible(page, 'more page');
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('button', { name: 'Sign in' }).waitFor({ timeout: 20_000 });
       expect(await storedToken(page)).to.equal(null);

@@ -14,6 +14,8 @@ import { startTestService } from '../support/service.js';
 
 const PROJECT = fileURLToPath(new URL('./fixtures/hardening', import.meta.url));
 const PAGES = ['/docs/', '/redoc', '/insight', '/insight/api-docs'];
+/** The console under /insight: framed by nobody; it frames only the service's own /docs. */
+const INSIGHT_PAGES = ['/insight', '/insight/api-docs'];
 /** The name the service is reached by through its proxy (SVC_OAUTH_BASE_URL). */
 const PUBLIC_ORIGIN = 'svc.example.test:8443';
 
@@ -84,7 +86,7 @@ describe('security headers', function () {
     for (const page of PAGES) await fetched(page, page, { headers: bearer });
     await fetched('redoc bundle', '/redoc/redoc.standalone.js');
     await fetched('swagger init', '/docs/swagger-ui-init.js');
-    await fetched('insight script', '/insight/insight.js');
+    await fetched('console script', String((await call(service.url, 'GET', '/insight')).body).match(/src="(\/console\/assets\/[^"]+\.js)"/)![1]!);
     const message = toBinary(RunWorkflowRequestSchema, create(RunWorkflowRequestSchema, { workflowName: 'echo', payloadJson: '{"text":"grpc"}' }));
     const envelope = Buffer.concat([Buffer.from([0, 0, 0, 0, message.length]), message]);
     await fetched('gRPC-Web', '/grpc/svc.v1.Execution/RunWorkflow', {
@@ -108,7 +110,9 @@ describe('security headers', function () {
         scripts!.some((source) => source === '*' || source.endsWith(':')),
         `${page}: no wildcard or scheme source`,
       ).to.equal(false);
-      expect(directives.get('frame-ancestors'), `${page}: frame-ancestors`).to.deep.equal(["'self'"]);
+      const isInsight = INSIGHT_PAGES.includes(page);
+      expect(directives.get('frame-ancestors'), `${page}: frame-ancestors`).to.deep.equal([isInsight ? "'none'" : "'self'"]);
+      expect(directives.get('frame-src'), `${page}: frame-src`).to.deep.equal([isInsight ? "'self'" : "'none'"]);
       expect(directives.get('object-src'), `${page}: object-src`).to.deep.equal(["'none'"]);
       const html = await response.text();
       const inline = [...html.matchAll(/<script\b([^>]*)>/gi)].filter((tag) => !/\bsrc=/i.test(tag[1]!));
@@ -142,7 +146,7 @@ describe('security headers', function () {
         expect(answer.body.access_token, label).to.be.a('string');
         expect(answer.headers.get('cache-control'), label).to.equal('no-store');
       }
-      for (const page of ['/insight', '/insight/api-docs']) {
+      for (const page of INSIGHT_PAGES) {
         const response = await fetch(`${fresh.url}${page}`);
         expect(await response.text(), page).to.include(DEV_KEY);
         expect(response.headers.get('cache-control'), page).to.equal('no-store');
@@ -154,7 +158,7 @@ describe('security headers', function () {
 
   it('serves /insight and /dev only to the service’s own names: the listen address, localhost and SVC_OAUTH_BASE_URL’s host', async () => {
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, PUBLIC_ORIGIN]) {
-      for (const page of ['/insight', '/insight/api-docs']) {
+      for (const page of INSIGHT_PAGES) {
         const answer = await getWithHost(`${service.url}${page}`, host);
         expect(answer.status, `${page} as ${host}`).to.equal(200);
         expect(answer.body, `${page} as ${host}`).to.include(DEV_KEY);
@@ -170,7 +174,7 @@ describe('security headers', function () {
       `svc.example.test:${port}`,
     ];
     for (const host of strangers) {
-      for (const path of ['/insight', '/insight/api-docs', '/insight/insight.js']) {
+      for (const path of [...INSIGHT_PAGES, '/insight/runs']) {
         const answer = await getWithHost(`${service.url}${path}`, host);
         expect(answer.status, `${path} as "${host}"`).to.equal(403);
         expect(answer.body, `${path} as "${host}"`).to.not.include(DEV_KEY);
