@@ -5,6 +5,7 @@ import path from 'node:path';
 import { TERMINAL_STATUSES } from '../src/runs/state.js';
 import { BENCH_DIR, createBenchDatabase, describeMachine, fmtInt, fmtMs, fmtRatio, markdownTable, type Benchmark } from './support.js';
 import { describeFailures, DURATION_S, requestJson, SERVICE_LOG_LEVEL, startServiceProcess, WARM_UP_S, writeProject, type LoadResult } from './httpSupport.js';
+import { startOtlpSink } from './otlpSink.js';
 import { newestRunRows } from './referenceJournal.js';
 import { measureDbos, PEER_DATABASE, type PeerOutcome } from './peerDbos.js';
 import { BODY, CONNECTIONS, measure, measureSync, type SyncJob, type Target } from './workflowsLoad.js';
@@ -17,6 +18,8 @@ export const TARGETS = { helloVsDbos: 6, helloVsBare: 0.5, completedVsBare: 0.7,
 export interface SvcAndBare {
   svc: Target;
   bare: SyncJob;
+  /** svc's 201 job again, with tracing exported to a loopback OTLP receiver (the workflows benchmark only). */
+  traced?: SyncJob;
   /** Journal rows one `hello` run writes (the bare route writes the same). */
   rows: number;
 }
@@ -82,11 +85,36 @@ export function ratiosOf({ svc, bare }: SvcAndBare, dbos?: Target) {
   };
 }
 
+/** svc's 201 job on a fresh database with OTEL_EXPORTER_OTLP_ENDPOINT set to a loopback receiver. */
+async function measureSvcTraced(): Promise<SyncJob> {
+  const db = await createBenchDatabase('workflows_traced', 2);
+  const project = helloProject();
+  const sink = await startOtlpSink();
+  const svc = await startServiceProcess('workflows-traced', {
+    databaseUrl: db.url,
+    projectDir: project.dir,
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_BSP_SCHEDULE_DELAY: '1000' },
+  });
+  try {
+    await db.pool.query('CHECKPOINT');
+    console.error('  svc with tracing on:');
+    const job = await measureSync(`${svc.url}/api/hello`, 'svc traced', svc.pid);
+    await svc.stop();
+    if (sink.received().requests === 0) throw new Error('tracing was on, yet the OTLP receiver got no export');
+    return job;
+  } finally {
+    await svc.stop();
+    await sink.close();
+    project.remove();
+    await db.drop();
+  }
+}
+
 export const workflowsBenchmark: Benchmark = {
   name: 'workflows',
   description: `3-step Functional workflow over HTTP at ${CONNECTIONS} connections, 201 and 202 answers, vs a bare 1-commit route and the DBOS peer`,
   async run() {
-    const measured = await measureSvcAndBare();
+    const measured = { ...(await measureSvcAndBare()), traced: await measureSvcTraced() };
     const peer = await measureDbos();
     if (peer.error) console.error(`  DBOS peer: ${peer.error}`);
     return { title: 'workflows', markdown: await report(measured, peer) };
@@ -106,6 +134,16 @@ function targetRows(measured: SvcAndBare, dbos?: Target): string[][] {
     line('`hello` 201 runs/s vs the bare route', ratios.helloVsBare, `>= ${TARGETS.helloVsBare}`, (r) => r >= TARGETS.helloVsBare),
     line('`hello?wait=false` completed/s vs the bare route', ratios.completedVsBare, `>= ${TARGETS.completedVsBare}`, (r) => r >= TARGETS.completedVsBare),
     line('machine CPU per run vs the bare route', ratios.cpuVsBare, `<= ${TARGETS.cpuVsBare}`, (r) => r <= TARGETS.cpuVsBare),
+    ...(measured.traced
+      ? [
+          line(
+            '`hello` 201 runs/s with tracing on vs the bare route',
+            measured.traced.load.rps / measured.bare.load.rps,
+            `>= ${TARGETS.helloVsBare}`,
+            (r) => r >= TARGETS.helloVsBare,
+          ),
+        ]
+      : []),
   ];
 }
 
@@ -116,6 +154,9 @@ async function report(measured: SvcAndBare, peer: PeerOutcome): Promise<string> 
   const rows = [
     row(`bare express + pg \`POST /api/hello\` (${measured.rows} rows, 1 commit, 201)`, bare.load, fmtMs(bare.cpuMsPerRun), '-'),
     row('svc `POST /api/hello` (runs, waits, 201)', svc.sync.load, fmtMs(svc.sync.cpuMsPerRun), '-'),
+    ...(measured.traced
+      ? [row('svc `POST /api/hello` with tracing on (OTLP/HTTP to a loopback receiver)', measured.traced.load, fmtMs(measured.traced.cpuMsPerRun), '-')]
+      : []),
     ...(dbos ? [row(`DBOS ${peer.version} \`POST /api/hello\` (201)`, dbos.sync.load, fmtMs(dbos.sync.cpuMsPerRun), '-')] : []),
     row('svc `POST /api/hello?wait=false` (202)', svc.async, '-', completed(svc)),
     ...(dbos ? [row(`DBOS ${peer.version} \`POST /api/hello-async\` (202)`, dbos.async, '-', completed(dbos))] : []),
@@ -133,6 +174,8 @@ async function report(measured: SvcAndBare, peer: PeerOutcome): Promise<string> 
       `hashing, no projection, no auth). The peer is \`../shared/peers/dbos/server.mjs\` (express + \`@dbos-inc/dbos-sdk\`, its own database ` +
       `\`${PEER_DATABASE}\`, DBOS\'s defaults), started after svc has stopped. Body \`${BODY}\`; autocannon in the parent, ${CONNECTIONS} ` +
       `connections, ${WARM_UP_S} s warm-up then ${DURATION_S} s measured, one run per job, in the order of the table rows by server. ` +
+      'The traced row is a second svc on a fresh database with `OTEL_EXPORTER_OTLP_ENDPOINT` set to a loopback OTLP/HTTP receiver in the ' +
+      'parent (`bench/otlpSink.ts`, batch delay 1 s): every request, run, step and outgoing call is a span, exported. ' +
       '"CPU ms/run" is the whole machine\'s busy time (/proc/stat: every process, autocannon included) over the measured window divided by ' +
       'the runs answered. For the 202 jobs the warm-up\'s runs are drained first, and "completed/s" counts runs that reached completed ' +
       'from the start of the measured load until nothing is pending, divided by that time.',
