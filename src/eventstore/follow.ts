@@ -11,7 +11,7 @@ import type { WakeReason } from './wakeUps.js';
 const PAGE_SIZE = 1000;
 /** Per stream and round trip when other processes' events of every followed stream are read at once. */
 const STREAM_PAGE_SIZE = 100;
-/** While the gate holds committed events back, the tail looks again after this long, doubling up to the second. */
+/** After a pump the tail looks at the gate this long later; while the gate holds events back, doubling up to the second. */
 const HELD_RETRY_MS = { first: 25, max: 1000 };
 
 /** A live stream subscription as the follower sees it. */
@@ -40,6 +40,7 @@ export class LogFollower {
   private streamsDirty = false;
   private heldRetryMs = 0;
   private heldRetry: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   /** Events this process committed, delivered synchronously before the append call returns. */
   readonly localCommits$: Observable<RecordedEvent> = this.localAppends.asObservable();
@@ -61,6 +62,7 @@ export class LogFollower {
   }
 
   stop(): void {
+    this.stopped = true;
     this.wakeSubscription?.unsubscribe();
     clearTimeout(this.heldRetry);
     this.tail.complete();
@@ -197,18 +199,8 @@ export class LogFollower {
     }
     this.pumping = true;
     try {
-      do {
-        this.dirty = false;
-        for (;;) {
-          const page = await this.store.readGlobal(this.cursor, PAGE_SIZE);
-          for (const event of page) {
-            this.cursor = cursorOf(event);
-            this.tail.next(event);
-          }
-          if (page.length < PAGE_SIZE) break;
-        }
-        if (!this.dirty) await this.lookAgainIfHeld();
-      } while (this.dirty);
+      await this.readAll();
+      this.checkGateSoon();
     } catch (error) {
       this.logger.warn({ err: error }, 'reading the global log failed; retrying on the next wake-up');
     } finally {
@@ -216,22 +208,50 @@ export class LogFollower {
     }
   }
 
+  /** Reads and delivers every event the gate lets through, again while wake-ups came meanwhile. */
+  private async readAll(): Promise<void> {
+    do {
+      this.dirty = false;
+      for (;;) {
+        const page = await this.store.readGlobal(this.cursor, PAGE_SIZE);
+        for (const event of page) {
+          this.cursor = cursorOf(event);
+          this.tail.next(event);
+        }
+        if (page.length < PAGE_SIZE) break;
+      }
+    } while (this.dirty);
+  }
+
   /**
-   * Events committed behind the gate wake nobody when the transaction holding it sends no NOTIFY
-   * (another database's, a lease renewal): look again shortly rather than at the next poll.
+   * Events committed behind the gate wake nobody when the transaction holding it ends without a
+   * NOTIFY (another database's, a lease renewal): a look at the gate after a pump finds them. One
+   * look per interval, not one per pump (per commit, under load, when wake-ups come first anyway).
    */
-  private async lookAgainIfHeld(): Promise<void> {
-    if (!(await selectGate(this.store.pool)).isHoldingEvents) {
-      this.heldRetryMs = 0;
-      return;
-    }
-    if (this.heldRetry) return;
+  private checkGateSoon(): void {
+    if (this.heldRetry || this.stopped) return;
     this.heldRetryMs = Math.min(Math.max(this.heldRetryMs * 2, HELD_RETRY_MS.first), HELD_RETRY_MS.max);
     this.heldRetry = setTimeout(() => {
       this.heldRetry = undefined;
-      void this.pump();
+      void this.lookAtGate();
     }, this.heldRetryMs);
     this.heldRetry.unref();
+  }
+
+  /** Reads what the gate let through since; looks again later only while it still holds events back. */
+  private async lookAtGate(): Promise<void> {
+    if (this.pumping) return this.checkGateSoon();
+    this.pumping = true;
+    try {
+      const { isHoldingEvents } = await selectGate(this.store.pool);
+      await this.readAll();
+      if (isHoldingEvents) this.checkGateSoon();
+      else this.heldRetryMs = 0;
+    } catch (error) {
+      this.logger.warn({ err: error }, 'looking at the gate failed; looking again on the next wake-up');
+    } finally {
+      this.pumping = false;
+    }
   }
 
   /**

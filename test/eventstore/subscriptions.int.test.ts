@@ -4,7 +4,8 @@ import { expect } from 'chai';
 import { LOG_START, cursorOf, type EventStore, type GlobalCursor, type RecordedEvent } from '../../src/eventstore/index.js';
 import type { Kernel } from '../../src/main.js';
 import { startTestKernel } from '../support/service.js';
-import { collect, DELIVERY_DEADLINE_MS, positionsOf, range, startSlowPollNode, type SlowPollNode } from './helpers.js';
+import { selectGlobalHead, selectLastPosition } from '../../src/eventstore/sql.js';
+import { collect, DELIVERY_DEADLINE_MS, positionsOf, range, startSlowPollNode, waitUntil, type SlowPollNode } from './helpers.js';
 
 interface Writer {
   store: EventStore;
@@ -40,7 +41,13 @@ describe('event store: subscriptions while appends keep coming', () => {
     }
   }
 
+  /**
+   * The gated log from `from` to its end, once the gate lets every committed event through: it is
+   * the cluster's, and another test file's open transaction may hold it a while in parallel runs.
+   */
   async function readGlobalToEnd(kernel: Writer, from: GlobalCursor, streamTypes?: readonly string[]): Promise<RecordedEvent[]> {
+    const last = await selectLastPosition(kernel.store.pool);
+    await waitUntil(async () => (await selectGlobalHead(kernel.store.pool)).globalPosition >= last, DELIVERY_DEADLINE_MS, 'the gate to pass every event');
     const events: RecordedEvent[] = [];
     for (;;) {
       const page = await kernel.store.readGlobal(events.length > 0 ? cursorOf(events.at(-1)!) : from, 1000, { streamTypes });
