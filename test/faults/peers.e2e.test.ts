@@ -90,11 +90,17 @@ describe(`faults (${PROFILE.name}): slow and dead peers`, function () {
         return { mode, tag, i, result: await call(service.url, 'POST', route, { token, json: { ...json, tag } }) };
       }),
     );
+    const wentOn = runs.filter(({ result }) => result.status === 202);
     for (const { mode, tag, result } of runs) {
-      expect(result.status, `${tag}: ${JSON.stringify(result.body)}`).to.equal(mode === 'ok' ? 201 : 502);
       acked.runIds.add(result.headers.get('x-svc-run-id')!);
+      // A drive that lost its (1.5 s) lease on a starved machine answers 202 between attempts; the run goes on elsewhere.
+      if (result.status === 202) expect(result.body.status, `${tag}: ${JSON.stringify(result.body)}`).to.equal('waiting_retry');
+      else expect(result.status, `${tag}: ${JSON.stringify(result.body)}`).to.equal(mode === 'ok' ? 201 : 502);
     }
     await checkInvariants(db, acked, { settleMs: PROFILE.settleMs, diagnostics });
+    // Their outcome is the output of the Response step they ended in.
+    for (const { result } of wentOn) result.body = (await call(service.url, 'GET', `/api/runs/${result.body.id}`, { token })).body.output;
+    if (wentOn.length > 0) console.log(`      ${wentOn.length} sync triggers answered 202 while their run waited for a retry`);
     return runs;
   }
 
@@ -173,12 +179,13 @@ describe(`faults (${PROFILE.name}): slow and dead peers`, function () {
       const attempts = expectAttempts(mode, tag, journaled.get(tag));
       if (mode === 'ok') expect(result.body).to.deep.equal({ tag, result: 'woke up' });
       else expect(result.body.error, tag).to.match(/^MCP sleep failed/);
-      if (mode === 'dead') deadAttempts += attempts;
-      else
-        expect(
-          mcp.calls.filter((c) => c.tool === 'sleep' && c.args.ms === msOf(mode, i)),
-          `${tag}: tool calls`,
-        ).to.have.length(attempts);
+      if (mode === 'dead') {
+        deadAttempts += attempts;
+        continue;
+      }
+      // The timeout bounds the session's start too: an attempt timed out there (under load) never called the tool.
+      const calls = mcp.calls.filter((c) => c.tool === 'sleep' && c.args.ms === msOf(mode, i)).length;
+      expect(calls, `${tag}: tool calls, ${attempts} attempts`).to.be.within(mode === 'ok' ? 1 : 0, attempts);
     }
     // A dead server is reached once per attempt (its connection is reset before the session starts).
     expect((hits.get('mcp:/dead') ?? 0) - deadBefore, 'connections to the dead server').to.equal(deadAttempts);
