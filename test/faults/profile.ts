@@ -15,6 +15,12 @@ export const PROFILE = {
   refusalMs: FULL ? 10_000 : 2_500,
   /** How long a write transaction is held open while runs go on. */
   heldMs: FULL ? 15_000 : 2_500,
+  /** Races run side by side: approvals decided on both workers, Idempotency-Keys sent 20 times to both. */
+  raceRounds: FULL ? 20 : 3,
+  /** Seconds an every-second schedule ticks on both workers. */
+  raceTicks: FULL ? 30 : 4,
+  /** Runs started at once for one concurrency limit of 2. */
+  raceRuns: FULL ? 60 : 10,
   /** The deadline for every run to end after the fault is gone. */
   settleMs: FULL ? 120_000 : 45_000,
 };

@@ -15,38 +15,18 @@ import { killAllServices, PROCESS_SIGNING_KEY, ServiceProcess } from '../support
 import { ENGINE_PROJECT } from '../workflows/helpers.js';
 import { rebuildProjection } from '../../src/projections/index.js';
 import { runsProjection } from '../../src/runs/projection.js';
-
-const workflow = (name: string, concurrency: string, steps: string) => `kind: Workflow
-metadata: {name: ${name}, schema_version: v1, description: concurrency test}
-spec:
-  concurrency: ${concurrency}
-  trigger:
-    http: {path: /api/cc/${name}, method: POST}
-    input_schema: [{name: ms, type: integer}, {name: ms2, type: integer}, {name: customer, type: string}]
-  steps:
-${steps}
-`;
-const SLOW = (id: string) => `    - {id: ${id}, kind: Functional, runner: slow, params: {ms: "{{ ms }}"}}`;
+import { concurrencyWorkflow, logOf, mostHolding, SLOW } from './concurrencyLog.js';
 
 const PROJECT_FILES = {
-  'workflows/limited.yaml': workflow('limited', '{limit: 2}', [SLOW('a'), SLOW('b')].join('\n')),
-  'workflows/per_key.yaml': workflow('per_key', '{limit: 1, key: "{{ input.customer }}"}', SLOW('a')),
-  'workflows/refusing.yaml': workflow('refusing', '{limit: 1, on_limit: reject}', SLOW('a')),
-  'workflows/timed.yaml': workflow(
+  'workflows/limited.yaml': concurrencyWorkflow('limited', '{limit: 2}', [SLOW('a'), SLOW('b')].join('\n')),
+  'workflows/per_key.yaml': concurrencyWorkflow('per_key', '{limit: 1, key: "{{ input.customer }}"}', SLOW('a')),
+  'workflows/refusing.yaml': concurrencyWorkflow('refusing', '{limit: 1, on_limit: reject}', SLOW('a')),
+  'workflows/timed.yaml': concurrencyWorkflow(
     'timed',
     '{limit: 1}',
     [SLOW('a'), '    - {id: pause, kind: Wait, duration: 4s}', '    - {id: b, kind: Functional, runner: slow, params: {ms: "{{ ms2 }}"}}'].join('\n'),
   ),
 };
-
-/** Events that end a run's hold on its slot. */
-const RELEASES = new Set(['run_completed', 'run_failed', 'run_aborted', 'timer_started', 'step_attempt_failed', 'approval_requested', 'paused']);
-
-interface LoggedEvent {
-  run_id: string;
-  type: string;
-  position: number;
-}
 
 describe('spec.concurrency: limits and queues across two processes', function () {
   this.timeout(120_000);
@@ -66,30 +46,6 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     expect(answer.status, JSON.stringify(answer.body)).to.be.oneOf([201, 202]);
     return answer.headers.get('x-svc-run-id')!;
   };
-
-  /** The run events of `runIds`, in the order they were inserted into the log (global position). */
-  async function logOf(runIds: string[]): Promise<LoggedEvent[]> {
-    const { rows } = await db.query<{ stream_id: string; type: string; global_position: string }>(
-      `SELECT stream_id, type, global_position FROM events WHERE stream_id = ANY($1::text[]) ORDER BY global_position`,
-      [runIds.map((id) => `run-${id}`)],
-    );
-    return rows.map((r) => ({ run_id: r.stream_id.slice('run-'.length), type: r.type, position: Number(r.global_position) }));
-  }
-
-  /** The most runs holding a slot at once: a hold starts at run_dequeued and ends at an event that gives it up. */
-  function mostHolding(log: LoggedEvent[]): number {
-    const holding = new Set<string>();
-    let most = 0;
-    for (const event of log) {
-      if (event.type === 'run_dequeued') holding.add(event.run_id);
-      else if (RELEASES.has(event.type)) holding.delete(event.run_id);
-      // A step of a run that holds no slot would be a run executing beyond the limit.
-      if (event.type === 'step_started' || event.type === 'step_completed')
-        expect(holding.has(event.run_id), `${event.type} of ${event.run_id} without a slot`).to.equal(true);
-      most = Math.max(most, holding.size);
-    }
-    return most;
-  }
 
   const waitAll = (ids: string[], statuses: string[], timeoutMs = 60_000) =>
     Promise.all(ids.map((id) => waitForStatus(service.url, token, id, statuses, timeoutMs)));
@@ -118,7 +74,7 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     expect(queued.body.every((run: { status: string }) => run.status === 'queued')).to.equal(true);
     await waitAll(ids, ['completed']);
 
-    const log = await logOf(ids);
+    const log = await logOf(db, ids);
     expect(mostHolding(log)).to.equal(2);
     expect(log.filter((e) => e.type === 'run_queued').length, 'some runs waited').to.be.greaterThan(0);
     const dequeueOrder = log.filter((e) => e.type === 'run_dequeued').map((e) => e.run_id);
@@ -129,7 +85,7 @@ describe('spec.concurrency: limits and queues across two processes', function ()
   it('ten simultaneous starts over both processes: never more than 2 executing, slots granted in arrival (created_at) order', async () => {
     const ids = (await Promise.all(Array.from({ length: 10 }, () => start('limited', { ms: 300 })))).map(idOf);
     await waitAll(ids, ['completed']);
-    const log = await logOf(ids);
+    const log = await logOf(db, ids);
     expect(mostHolding(log)).to.equal(2);
     const { rows } = await db.query<{ id: string }>('SELECT id FROM svc_runs WHERE id = ANY($1::uuid[]) ORDER BY created_at, id', [ids]);
     const queued = new Set(log.filter((e) => e.type === 'run_queued').map((e) => e.run_id));
@@ -143,7 +99,7 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     const b1 = idOf(await start('per_key', { ms: 200, customer: 'b' }));
     expect((await call(service.url, 'GET', `/api/runs/${a2}`, { token })).body.status).to.equal('queued');
     await waitAll([a1, a2, b1], ['completed']);
-    const log = await logOf([a1, a2, b1]);
+    const log = await logOf(db, [a1, a2, b1]);
     const at = (runId: string, type: string) => log.find((e) => e.run_id === runId && e.type === type)!.position;
     expect(at(b1, 'run_completed'), 'b ran while a was full').to.be.lessThan(at(a1, 'run_completed'));
     expect(at(a2, 'run_dequeued'), 'the second run of a waited for the first').to.be.greaterThan(at(a1, 'run_completed'));
@@ -175,7 +131,7 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     // t2 holds the slot from before t1's timer fires (4 s) until after it (6 s): t1 wakes to a full limit.
     const t2 = idOf(await start('timed', { ms: 6000, ms2: 10 }));
     await waitAll([t1, t2], ['completed']);
-    const log = await logOf([t1, t2]);
+    const log = await logOf(db, [t1, t2]);
     expect(mostHolding(log)).to.equal(1);
     const at = (runId: string, type: string) => log.find((e) => e.run_id === runId && e.type === type)!.position;
     expect(at(t2, 'run_dequeued'), 't2 took the slot t1 gave up for its timer').to.be.lessThan(at(t1, 'timer_fired'));
@@ -193,7 +149,7 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     expect((await call(service.url, 'GET', `/api/runs/${holder}`, { token })).body.status).to.equal('running');
     const next = idOf(await start('per_key', { ms: 10, customer: 'z' }));
     await waitAll([holder, next], ['completed']);
-    const log = await logOf([holder, waiting, next]);
+    const log = await logOf(db, [holder, waiting, next]);
     expect(log.filter((e) => e.run_id === waiting).map((e) => e.type)).to.deep.equal(['run_started', 'run_queued', 'run_aborted']);
     expect(mostHolding(log)).to.equal(1);
   });
@@ -205,7 +161,7 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     expect(await waitForStatus(service.url, token, waiting, ['paused'])).not.to.have.property('concurrency');
     expect((await call(service.url, 'POST', `/api/runs/${waiting}/resume`, { token, json: {} })).status).to.be.oneOf([200, 202]);
     await waitAll([holder, waiting], ['completed']);
-    const log = await logOf([holder, waiting]);
+    const log = await logOf(db, [holder, waiting]);
     expect(log.filter((e) => e.run_id === waiting).map((e) => e.type)).to.deep.equal([
       'run_started',
       'run_queued',
@@ -232,7 +188,7 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     expect(streamed.status).to.equal(200);
     expect(streamed.frames.map((f) => f.event)).to.deep.equal(['step', 'done']);
     expect(streamed.frames[0]!.data.step_id).to.equal('a');
-    const log = await logOf([holder, (await call(service.url, 'GET', '/api/runs?workflow=per_key&limit=1', { token })).body[0].id]);
+    const log = await logOf(db, [holder, (await call(service.url, 'GET', '/api/runs?workflow=per_key&limit=1', { token })).body[0].id]);
     expect(log.map((e) => e.type)).to.include('run_queued');
     expect(mostHolding(log)).to.equal(1);
   });
@@ -243,7 +199,7 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     const waiting = idOf(await start('per_key', { ms: 10, customer: 'k' }, { url: service.url }));
     await victim.kill();
     await waitAll([holder, waiting], ['completed']);
-    const log = await logOf([holder, waiting]);
+    const log = await logOf(db, [holder, waiting]);
     const at = (runId: string, type: string) => log.find((e) => e.run_id === runId && e.type === type)!.position;
     expect(at(waiting, 'run_dequeued'), 'the queued run waited for the resumed holder').to.be.greaterThan(at(holder, 'run_completed'));
     expect(mostHolding(log)).to.equal(1);
@@ -269,7 +225,7 @@ describe('spec.concurrency: limits and queues across two processes', function ()
     const holder = idOf(await start('per_key', { ms: 1000, customer: 'y' }));
     const answer = await start('per_key', { ms: 10, customer: 'y' }, { wait: true });
     expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
-    const log = await logOf([holder, answer.headers.get('x-svc-run-id')!]);
+    const log = await logOf(db, [holder, answer.headers.get('x-svc-run-id')!]);
     expect(log.map((e) => e.type)).to.include('run_queued');
     expect(mostHolding(log)).to.equal(1);
   });

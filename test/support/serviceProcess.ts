@@ -81,7 +81,8 @@ export class ServiceProcess {
           () => false,
         );
       },
-      30_000,
+      // Generous: six processes starting at once under the parallel suite on 2 cores took over 30 s.
+      60_000,
       50,
     );
     if (!up.ok || !service.isRunning) {

@@ -18,6 +18,8 @@ export interface ScriptedAnswer {
   status?: number;
   /** Waits this long before answering. */
   delayMs?: number;
+  /** Resets the connection instead of answering (a peer that died mid-request). */
+  reset?: boolean;
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens?: number };
 }
 
@@ -133,6 +135,10 @@ export class FakeOpenAi {
         request.hungUp = true;
         return;
       }
+    }
+    if (answer.reset) {
+      req.socket.destroy();
+      return;
     }
     if (answer.status && answer.status >= 400) {
       res
