@@ -10,6 +10,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { EXAMPLE_PROJECT } from '../api/helpers.js';
 import { client } from '../support/http.js';
+import { SseReader } from '../support/sse.js';
 import { hit, routesOf, startSuite, type Suite } from './routes.js';
 
 const MARK = `svcpwn${randomBytes(4).toString('hex')}`;
@@ -176,6 +177,19 @@ describe('ASVS V15 Secure Coding and Architecture (and V5.3.2 file paths)', func
     const redacted = logged.filter((event) => event.redacted === true);
     expect(redacted.map((event) => event.type)).to.include.members(['UserCreated', 'FederationProviderSaved']);
     expect(redacted.every((event) => JSON.stringify(event).includes('"***"'))).to.equal(true);
+
+    // And the log's event stream, replayed and live (a user created while it is open).
+    const stream = await SseReader.open(`${suite.service.url}/admin/events/stream`, { token: suite.admin.token });
+    try {
+      await stream.until('FederationProviderSaved');
+      expect((await api.post('/auth/admin/users', { email: 'later@example.com', password: USER_PASSWORD })).status).to.equal(201);
+      const live = await stream.until('UserCreated');
+      expect(live.data).to.include({ redacted: true });
+      expect(stream.text).not.to.match(/\$2[aby]?\$\d\d\$/);
+      for (const secret of secrets) expect(stream.text).not.to.include(secret);
+    } finally {
+      stream.close();
+    }
     expect(answeredOk).to.be.greaterThan(reads.length * 0.8);
   });
 });
