@@ -143,7 +143,7 @@ describe('ASVS V15 Secure Coding and Architecture (and V5.3.2 file paths)', func
       secrets = [...keys, CLIENT_SECRET, USER_PASSWORD, suite.admin.password, ...wrapped.flatMap(({ wrapped_key }) => wrapped_key.split('.'))];
     });
 
-    it('V15.3.1 V14.2.6 no GET answer of /openapi.json, read as the admin with real ids, carries a password hash, a password or a secret', async () => {
+    it('V15.3.1 no GET answer of /openapi.json, read as the admin with real ids, carries a password hash, a password or a secret', async () => {
       // The OAuth start routes are public redirects to the provider; they carry no data.
       const reads = routesOf(suite.doc, values).filter((route) => route.method === 'GET' && !route.path.startsWith('/auth/oauth/'));
       expect(reads.length).to.be.greaterThan(30);
