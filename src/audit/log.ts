@@ -4,7 +4,7 @@ import { canonicalTime } from '../eventstore/canonical.js';
 import type { LogFilter } from '../eventstore/sql.js';
 import { cursorOf, LOG_START, type GlobalCursor, type RecordedEvent } from '../eventstore/types.js';
 import { BadRequestError } from '../kernel/errors.js';
-import type { JsonObject } from '../kernel/json.js';
+import type { JsonObject, JsonValue } from '../kernel/json.js';
 
 export const DEFAULT_PAGE = 100;
 export const MAX_PAGE = 1000;
@@ -85,11 +85,34 @@ function isoTime(value: string | undefined, name: string): string | undefined {
   return new Date(value).toISOString();
 }
 
+/** Event data keys whose value is a secret: a password's bcrypt hash, an OAuth client's secret. */
+const SECRET_KEYS: ReadonlySet<string> = new Set(['passwordHash', 'client_secret']);
+
+/** `value` with every string under a secret key replaced by `***` (the federation routes' mark), and whether one was. */
+function hideSecrets(value: JsonValue): { value: JsonValue; isHidden: boolean } {
+  if (Array.isArray(value)) {
+    const items = value.map(hideSecrets);
+    return { value: items.map((item) => item.value), isHidden: items.some((item) => item.isHidden) };
+  }
+  if (value === null || typeof value !== 'object') return { value, isHidden: false };
+  let isHidden = false;
+  const shown: JsonObject = {};
+  for (const [key, item] of Object.entries(value)) {
+    const inner = SECRET_KEYS.has(key) && typeof item === 'string' ? { value: '***', isHidden: true } : hideSecrets(item);
+    shown[key] = inner.value;
+    isHidden ||= inner.isHidden;
+  }
+  return { value: shown, isHidden };
+}
+
 /**
  * An event as the audit API shows it. `recorded_at` is in the hashed shape (six fraction digits), so
- * a reader can recompute `hash` from exactly what it was given (docs/audit.md).
+ * a reader can recompute `hash` from exactly what it was given (docs/audit.md), except for an event
+ * whose data held a secret: that is shown as `***` and the event is marked `redacted` (its hash is
+ * still checked by GET /admin/audit/verify, which reads the stored event).
  */
 export function presentLogEvent(event: RecordedEvent): JsonObject {
+  const { value: data, isHidden } = hideSecrets(event.data);
   return {
     cursor: encodeCursor(cursorOf(event)),
     global_position: event.globalPosition,
@@ -97,9 +120,10 @@ export function presentLogEvent(event: RecordedEvent): JsonObject {
     stream_type: event.streamType,
     stream_position: event.streamPosition,
     type: event.type,
-    data: event.data,
+    data,
     metadata: event.metadata,
     recorded_at: canonicalTime(event.recordedAt),
     hash: event.hash,
+    ...(isHidden ? { redacted: true } : {}),
   };
 }

@@ -14,7 +14,12 @@ export interface SigningKeys {
 /** PKCS#8 DER prefix of an Ed25519 private key; the 32-byte seed follows it. */
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
+/**
+ * The key of a 32-byte seed in hex. Anything else is refused here too, not only by the settings:
+ * OpenSSL would take a longer seed's first 32 bytes and sign with a key nobody wrote down.
+ */
 export function privateKeyFromHex(hex: string): KeyObject {
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new RangeError('An Ed25519 private key is 64 hex characters (a 32-byte seed)');
   return createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, Buffer.from(hex, 'hex')]), format: 'der', type: 'pkcs8' });
 }
 

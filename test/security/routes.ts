@@ -81,10 +81,11 @@ export interface Suite {
   lines: string[];
 }
 
-/** The example project served in-process on a database of its own, bootstrapped, its document read. */
-export async function startSuite(options: { env?: TestEnv; logLevel?: LevelWithSilent } = {}): Promise<Suite> {
+/** The example project (or a copy of it) served in-process on a database of its own, bootstrapped, its document read. */
+export async function startSuite(options: { env?: TestEnv; logLevel?: LevelWithSilent; projectDir?: string } = {}): Promise<Suite> {
   const lines: string[] = [];
-  const settings = testSettings(await createTestDatabase(), { SVC_SIGNING_KEY: generateSigningKeyHex(), ...options.env }, EXAMPLE_PROJECT);
+  const env = { SVC_SIGNING_KEY: generateSigningKeyHex(), ...options.env };
+  const settings = testSettings(await createTestDatabase(), env, options.projectDir ?? EXAMPLE_PROJECT);
   const service = await startService(settings, createLogger(options.logLevel ?? 'info', { write: (line: string) => void lines.push(line) }));
   const admin = await bootstrapAdmin(service.url);
   const doc = (await call(service.url, 'GET', '/openapi.json')).body as Doc;

@@ -38,6 +38,11 @@ const logEvent = object(
     metadata: { ...anyObject, description: '`actor {type, id}`, `source`, `request_id` (when a request caused it), `tenant` (when set)' },
     recorded_at: { type: 'string', description: 'ISO 8601 UTC with six fraction digits: the shape the hash covers' },
     hash: { type: ['string', 'null'], description: 'Hex SHA-256 chaining the event to its stream' },
+    redacted: {
+      type: 'boolean',
+      const: true,
+      description: 'Present when a secret of `data` (a password hash, an OAuth client secret) is shown as `***`: `hash` cannot be recomputed from this answer',
+    },
   },
   ['cursor', 'global_position', 'stream_id', 'stream_type', 'stream_position', 'type', 'data', 'metadata', 'recorded_at', 'hash'],
 );
