@@ -44,6 +44,12 @@ export const SERVICE_LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Resident memory of a process (MiB), from /proc. */
+export function rssMiB(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
 function tail(file: string, lines = 20): string {
   try {
     return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
@@ -105,11 +111,18 @@ export async function startServiceProcess(name: string, config: ServiceConfig): 
   }
 }
 
-/** Starts a peer server (`node <script>` in `dir`) and waits until GET `healthPath` answers 200. */
-export async function startPeerProcess(name: string, dir: string, script: string, env: Record<string, string>, url: string): Promise<ChildServer> {
+/** Starts a peer server (`node <script> ...args` in `dir`) and waits until GET /health answers 200; an `undefined` in `env` unsets the caller's. */
+export async function startPeerProcess(
+  name: string,
+  dir: string,
+  script: string,
+  env: Record<string, string | undefined>,
+  url: string,
+  args: readonly string[] = [],
+): Promise<ChildServer> {
   const logFile = logFileFor(name);
   const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [script], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, [script, ...args], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   let exited: string | undefined;
   child.once('exit', (code, signal) => (exited = String(code ?? signal)));

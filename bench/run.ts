@@ -9,6 +9,7 @@ import { modelsBenchmark } from './models.js';
 import { rebuildBenchmark } from './rebuild.js';
 import { runsSearchBenchmark } from './runsSearch.js';
 import { sseBenchmark } from './sse.js';
+import { sseIdleBenchmark } from './sseIdle.js';
 import { timersBenchmark } from './timers.js';
 import { workflowsBenchmark } from './workflows.js';
 import { recordResult, RESULTS_FILE, type Benchmark } from './support.js';
@@ -22,6 +23,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   modelsBenchmark,
   workflowsBenchmark,
   sseBenchmark,
+  sseIdleBenchmark,
   runsSearchBenchmark,
   timersBenchmark,
   auditVerifyBenchmark,

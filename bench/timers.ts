@@ -2,10 +2,9 @@
 // BENCH_TIMERS_RUNS) each wait 1-5 s from their start. Burst: N runs wait until a common release time
 // plus 1-5 s, so all of them wait at once, then fire through the claim loop. Measured: each timer's lateness (timer_fired's commit time minus its
 // fires_at) against the claim interval, and the service process's memory while they wait.
-import { readFileSync } from 'node:fs';
 import { createBenchDatabase, describeMachine, fmtInt, fmtMs, fmtRatio, markdownTable, runClosedLoop, summarize, type Benchmark } from './support.js';
 import type { Pool } from '../src/db/pool.js';
-import { requestJson, sleep, startServiceProcess, writeProject } from './httpSupport.js';
+import { requestJson, rssMiB, sleep, startServiceProcess, writeProject } from './httpSupport.js';
 
 const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const COUNT = Number(flag('count') ?? process.env.BENCH_TIMERS_RUNS ?? 10_000);
@@ -44,12 +43,6 @@ spec:
   steps:
     - {id: done, kind: Response, mapping: {fire_at: fire_at}}
 `;
-
-/** Resident memory of a process (MiB), from /proc. */
-function rssMiB(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : NaN;
-}
 
 interface Sampler {
   samples: { at: number; rss: number }[];

@@ -44,6 +44,76 @@ export function sseFrame(event: string, data: unknown, id?: number | string): st
   return `${lines.join('\n')}\n\n`;
 }
 
+/**
+ * One timer pings every open stream of a period: a timer (and its closures) per stream would be
+ * held by each of thousands of idle followers. A stream's first ping comes within one period.
+ */
+class Heartbeat {
+  private readonly responses = new Set<Response>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly periodMs: number) {}
+
+  add(res: Response): void {
+    this.responses.add(res);
+    this.timer ??= setInterval(() => {
+      for (const open of this.responses) open.write(': ping\n\n');
+    }, this.periodMs);
+  }
+
+  delete(res: Response): void {
+    this.responses.delete(res);
+    if (this.responses.size > 0) return;
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}
+
+const heartbeats = new Map<number, Heartbeat>();
+
+/** A stream's state lives in fields, its behaviour on the prototype: idle streams cost what they hold. */
+class EventStream implements SseStream {
+  private isClosed = false;
+  private listeners: (() => void)[] | undefined;
+
+  constructor(
+    private readonly res: Response,
+    private readonly heartbeat: Heartbeat,
+  ) {}
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  send(event: string, data: unknown, id?: number | string): boolean {
+    return this.sendFrame(sseFrame(event, data, id));
+  }
+
+  sendFrame(frame: string): boolean {
+    if (this.isClosed) return false;
+    return this.res.write(frame);
+  }
+
+  close(): void {
+    if (!this.isClosed) this.res.end();
+    this.finish();
+  }
+
+  onClose(listener: () => void): void {
+    if (this.isClosed) listener();
+    else (this.listeners ??= []).push(listener);
+  }
+
+  /** Once, whoever ends first: the client (request or response closed) or the server. */
+  finish(): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    sseConnections.dec();
+    this.heartbeat.delete(this.res);
+    this.listeners?.splice(0).forEach((listener) => listener());
+  }
+}
+
 export function openEventStream(req: Request, res: Response, { credentials, heartbeatMs = 15_000 }: EventStreamOptions): SseStream {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
@@ -53,45 +123,18 @@ export function openEventStream(req: Request, res: Response, { credentials, hear
   res.setHeader('X-Accel-Buffering', 'no');
   res.flushHeaders();
   res.socket?.setNoDelay(true);
-  const listeners: (() => void)[] = [];
-  let closed = false;
+  let heartbeat = heartbeats.get(heartbeatMs);
+  if (!heartbeat) heartbeats.set(heartbeatMs, (heartbeat = new Heartbeat(heartbeatMs)));
+  const stream = new EventStream(res, heartbeat);
   sseConnections.inc();
-  const heartbeat = setInterval(() => {
-    if (!closed) res.write(': ping\n\n');
-  }, heartbeatMs);
-  const finish = () => {
-    if (closed) return;
-    closed = true;
-    sseConnections.dec();
-    clearInterval(heartbeat);
-    listeners.splice(0).forEach((listener) => listener());
-  };
+  heartbeat.add(res);
+  const finish = () => stream.finish();
   req.on('close', finish);
   res.on('close', finish);
-  const stream: SseStream = {
-    get closed() {
-      return closed;
-    },
-    send(event, data, id) {
-      return this.sendFrame(sseFrame(event, data, id));
-    },
-    sendFrame(frame) {
-      if (closed) return false;
-      return res.write(frame);
-    },
-    close() {
-      if (!closed) res.end();
-      finish();
-    },
-    onClose(listener) {
-      if (closed) listener();
-      else listeners.push(listener);
-    },
-  };
   if (req.principal) {
     // A comment says why (clients ignore it); a reconnect then gets the 401 with the same detail.
     const stopWatching = credentials.watch(req.principal, (reason) => {
-      if (!closed) res.write(`: ${reason}\n\n`);
+      if (!stream.closed) res.write(`: ${reason}\n\n`);
       stream.close();
     });
     stream.onClose(stopWatching);

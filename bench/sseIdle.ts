@@ -1,0 +1,217 @@
+// Benchmark 12 (issue 24): 10,000 idle SSE followers of waiting runs: the service's memory per
+// connection, and /health latency before and while they open.
+import { Agent, request } from 'node:http';
+import { createBenchDatabase, describeMachine, fmtInt, fmtMs, markdownTable, summarize, type Benchmark, type Summary } from './support.js';
+import { startCompiledService } from './compiledService.js';
+import { bootstrapAdmin, requestJson, rssMiB, sleep, writeProject } from './httpSupport.js';
+
+const CONNECTIONS = Number(process.env.BENCH_SSE_IDLE_CONNECTIONS ?? 10_000);
+const RUNS = Number(process.env.BENCH_SSE_IDLE_RUNS ?? 100);
+/** Streams being opened at once (each open is an authentication, a run look-up and a journal read). */
+const OPENING = 50;
+const IDLE_S = Number(process.env.BENCH_SSE_IDLE_S ?? 30);
+/** /health is asked at this pace, one at a time, before and while the streams open. */
+const HEALTH_EVERY_MS = 20;
+const HEALTH_BEFORE_MS = 10_000;
+const TARGET_RSS_MIB = 300;
+
+/** Waits an hour: every run stays `waiting_timer`, so its followers stay open and idle. */
+const WORKFLOW = `kind: Workflow
+metadata: {name: idle, schema_version: v1, description: "Waits an hour (the idle SSE benchmark)."}
+spec:
+  trigger:
+    http: {path: /api/idle, method: POST, public: true}
+    input_schema:
+      - {name: until, type: string, required: true}
+  steps:
+    - {id: hold, kind: Wait, until: "{{ until }}", routes: {error: END}}
+    - {id: done, kind: Response, mapping: {until: until}}
+`;
+
+interface Streams {
+  opened: number;
+  /** Streams the service ended (or that failed) before the benchmark closed them. */
+  lost: number;
+  bytes: number;
+  destroyAll(): void;
+}
+
+/** Opens `count` streams (`OPENING` at a time) over `urls` in turn; each holds its own socket and discards what arrives. */
+async function openStreams(urls: readonly string[], count: number, token: string): Promise<Streams> {
+  const sockets: { destroy(): void }[] = [];
+  const streams: Streams = { opened: 0, lost: 0, bytes: 0, destroyAll: () => sockets.splice(0).forEach((s) => s.destroy()) };
+  let closing = false;
+  const open = (url: string) =>
+    new Promise<void>((resolve, reject) => {
+      const headers = { accept: 'text/event-stream', authorization: `Bearer ${token}` };
+      const req = request(url, { agent: false, headers }, (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          return reject(new Error(`GET ${url} answered ${res.statusCode}`));
+        }
+        streams.opened++;
+        res.on('data', (chunk: Buffer) => (streams.bytes += chunk.length));
+        res.on('close', () => !closing && streams.lost++);
+        resolve();
+      });
+      req.on('error', (error) => (closing ? undefined : reject(error)));
+      sockets.push(req);
+      req.end();
+    });
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < count; i = next++) await open(urls[i % urls.length]!);
+  };
+  await Promise.all(Array.from({ length: OPENING }, worker));
+  const destroy = streams.destroyAll;
+  streams.destroyAll = () => {
+    closing = true;
+    destroy();
+  };
+  return streams;
+}
+
+/** Asks GET /health every `HEALTH_EVERY_MS` on one keep-alive socket until stopped; answers each answer's latency. */
+function probeHealth(baseUrl: string): { stop(): Promise<Summary> } {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const latencies: number[] = [];
+  let isStopped = false;
+  const once = () =>
+    new Promise<void>((resolve, reject) => {
+      const t0 = performance.now();
+      const req = request(`${baseUrl}/health`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode !== 200) return reject(new Error(`GET /health answered ${res.statusCode}`));
+          latencies.push(performance.now() - t0);
+          resolve();
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  const loop = (async () => {
+    while (!isStopped) {
+      const t0 = performance.now();
+      await once();
+      await sleep(HEALTH_EVERY_MS - (performance.now() - t0));
+    }
+  })();
+  return {
+    async stop() {
+      isStopped = true;
+      await loop;
+      agent.destroy();
+      return summarize(latencies);
+    },
+  };
+}
+
+async function metric(baseUrl: string, token: string, name: string): Promise<number> {
+  const { body } = await requestJson(`${baseUrl}/metrics`, { token });
+  const match = new RegExp(`^${name} (\\S+)$`, 'm').exec(String(body));
+  return match ? Number(match[1]) : NaN;
+}
+
+interface Figures {
+  rss: { before: number; opened: number; idle: number; closed: number };
+  heapMiB: { before: number; idle: number };
+  health: { before: Summary; opening: Summary };
+  openMs: number;
+  served: number;
+  streams: Streams;
+}
+
+async function measure(): Promise<Figures> {
+  const db = await createBenchDatabase('sse_idle', 2);
+  const project = writeProject('sse-idle', { 'workflows/idle.yaml': WORKFLOW });
+  const svc = await startCompiledService('sse-idle', { databaseUrl: db.url, projectDir: project.dir });
+  try {
+    const token = await bootstrapAdmin(svc.url);
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    const urls: string[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const started = await requestJson(`${svc.url}/api/idle?wait=false`, { json: { until } });
+      if (started.status !== 202) throw new Error(`POST /api/idle?wait=false answered ${started.status}: ${JSON.stringify(started.body)}`);
+      urls.push(`${svc.url}/api/runs/${started.body.id as string}/events`);
+    }
+    // Warm: the stream route's code paths, then a quiet moment before the baseline.
+    (await openStreams(urls, 100, token)).destroyAll();
+    await sleep(2000);
+    const heapBefore = await metric(svc.url, token, 'nodejs_heap_size_used_bytes');
+    const before = rssMiB(svc.pid);
+    let probe = probeHealth(svc.url);
+    await sleep(HEALTH_BEFORE_MS);
+    const healthBefore = await probe.stop();
+    probe = probeHealth(svc.url);
+    const t0 = performance.now();
+    const streams = await openStreams(urls, CONNECTIONS, token);
+    const openMs = performance.now() - t0;
+    const healthOpening = await probe.stop();
+    const opened = rssMiB(svc.pid);
+    console.error(
+      `  service pid ${svc.pid}: ${fmtInt(streams.opened)} streams open in ${fmtInt(openMs)} ms; RSS ${fmtInt(before)} -> ${fmtInt(opened)} MiB; idling ${IDLE_S} s`,
+    );
+    await sleep(IDLE_S * 1000);
+    const idle = rssMiB(svc.pid);
+    const served = await metric(svc.url, token, 'svc_sse_connections');
+    const heapIdle = await metric(svc.url, token, 'nodejs_heap_size_used_bytes');
+    streams.destroyAll();
+    await sleep(3000);
+    const closed = rssMiB(svc.pid);
+    return {
+      rss: { before, opened, idle, closed },
+      heapMiB: { before: heapBefore / 2 ** 20, idle: heapIdle / 2 ** 20 },
+      health: { before: healthBefore, opening: healthOpening },
+      openMs,
+      served,
+      streams,
+    };
+  } finally {
+    await svc.stop();
+    project.remove();
+    await db.drop();
+  }
+}
+
+export const sseIdleBenchmark: Benchmark = {
+  name: 'sse-idle',
+  description: `${fmtInt(CONNECTIONS)} idle SSE followers (GET /api/runs/{id}/events of ${RUNS} waiting runs): service RSS per connection, /health p99 while they open`,
+  async run() {
+    const machine = await describeMachine();
+    const f = await measure();
+    const perConnKiB = ((f.rss.idle - f.rss.before) * 1024) / Math.max(1, f.streams.opened);
+    const healthRow = (label: string, s: Summary) => [label, fmtInt(s.count), fmtMs(s.p50), `**${fmtMs(s.p99)}**`, fmtMs(s.max)];
+    const isMet = f.rss.idle < TARGET_RSS_MIB && f.streams.opened === CONNECTIONS && f.streams.lost === 0;
+    const markdown = [
+      '## 12. Idle SSE connections (`npm run bench -- sse-idle`)',
+      '',
+      `${new Date().toISOString()} · ${machine}`,
+      '',
+      `svc runs as production runs it (\`node bin/svc.js serve\` over \`dist/\`, a fresh database; \`npm run build\` first) with a workflow that waits an hour (Wait, then Response). ` +
+        `The parent starts ${RUNS} runs (\`?wait=false\`), opens and closes 100 streams (warm-up), waits 2 s, then opens ${fmtInt(CONNECTIONS)} ` +
+        `streams \`GET /api/runs/{id}/events\` (the route \`svc runs follow\` and the TS client use; admin token; raw \`node:http\`, one socket each, ` +
+        `${OPENING} being opened at a time), ${fmtInt(CONNECTIONS / RUNS)} per run, and holds them idle for ${IDLE_S} s (the service sends ` +
+        `its heartbeat comment every 15 s). RSS is the service process's VmRSS. /health is asked every ${HEALTH_EVERY_MS} ms on one keep-alive ` +
+        `socket for ${HEALTH_BEFORE_MS / 1000} s before, then while the streams open.`,
+      '',
+      markdownTable(
+        ['service RSS', 'MiB'],
+        [
+          ['before (runs waiting, warm)', fmtInt(f.rss.before)],
+          [`${fmtInt(f.streams.opened)} streams just opened`, fmtInt(f.rss.opened)],
+          [`after ${IDLE_S} s idle`, `**${fmtInt(f.rss.idle)}**`],
+          ['3 s after the client closed them', fmtInt(f.rss.closed)],
+        ],
+      ),
+      '',
+      markdownTable(['/health', 'answers', 'p50 ms', 'p99 ms', 'max ms'], [healthRow('before', f.health.before), healthRow('while opening', f.health.opening)]),
+      '',
+      `**${fmtInt(f.rss.idle)} MiB RSS** with ${fmtInt(f.streams.opened)} idle streams (target < ${TARGET_RSS_MIB} MB with every stream open: ` +
+        `${isMet ? 'met' : 'missed'}): ${fmtInt(perConnKiB)} KiB per connection over the baseline; JS heap used ${fmtInt(f.heapMiB.before)} -> ` +
+        `${fmtInt(f.heapMiB.idle)} MiB. Opening took ${fmtInt(f.openMs)} ms; the service counted ${fmtInt(f.served)} open streams ` +
+        `(\`svc_sse_connections\`); ${fmtInt(f.streams.lost)} ended early; ${fmtInt(f.streams.bytes / 1024)} KiB received in all.`,
+    ].join('\n');
+    return { title: 'sse-idle', markdown };
+  },
+};
