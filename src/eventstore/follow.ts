@@ -193,10 +193,8 @@ export class LogFollower {
   }
 
   private async pump(): Promise<void> {
-    if (this.pumping) {
-      this.dirty = true;
-      return;
-    }
+    // A pump in progress reads again before it ends.
+    if (this.pumping) return void (this.dirty = true);
     this.pumping = true;
     try {
       await this.readAll();
@@ -212,13 +210,13 @@ export class LogFollower {
   private async readAll(): Promise<void> {
     do {
       this.dirty = false;
-      for (;;) {
+      for (let isPageFull = true; isPageFull;) {
         const page = await this.store.readGlobal(this.cursor, PAGE_SIZE);
         for (const event of page) {
           this.cursor = cursorOf(event);
           this.tail.next(event);
         }
-        if (page.length < PAGE_SIZE) break;
+        isPageFull = page.length === PAGE_SIZE;
       }
     } while (this.dirty);
   }
