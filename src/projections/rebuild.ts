@@ -1,10 +1,10 @@
 // Rebuilding a read model from the log: replay into a shadow table, catch up under lock, swap.
 import type { Pool, PoolClient } from '../db/pool.js';
-import { selectCommittedOutsideSnapshot, selectEventsByPosition } from '../eventstore/sql.js';
+import { selectCommittedOutsideSnapshot, streamEventsByPosition } from '../eventstore/sql.js';
 import type { RecordedEvent } from '../eventstore/types.js';
 import { RowFold } from './fold.js';
 import { applyToTable, LIVE_SCHEMA, type ProjectionRegistry } from './registry.js';
-import { deleteRows, loadRows, quoteIdent, readTableShape, upsertRows, type TableShape } from './tableSql.js';
+import { deleteRows, insertRows, loadRows, quoteIdent, readTableShape, upsertRows, type TableShape } from './tableSql.js';
 import type { RowProjection } from './types.js';
 
 const SHADOW_SCHEMA = 'svc_rebuild';
@@ -88,29 +88,33 @@ async function replay(
     const fold = new RowFold(projection);
     let after = 0;
     let applied = 0;
-    let wroteBefore = false;
-    let next = readPage(reader, after, eventTypes);
+    let isShadowEmpty = true;
     for (;;) {
-      const page = await next;
-      if (page.length === 0) break;
-      after = page.at(-1)!.globalPosition;
-      // Ask for the next page before folding this one: Postgres reads it while this process folds.
-      if (page.length === PAGE_SIZE) next = readPage(reader, after, eventTypes);
-      const unknown = fold.unknownKeys(page);
-      // Until something was written the shadow table is empty: no need to ask it.
-      fold.seed(unknown, wroteBefore ? await loadRows(writer, shadow, unknown, false) : []);
-      for (const event of page) fold.apply(event);
-      applied += page.length;
+      const held: RecordedEvent[] = [];
+      // While the shadow table is empty a key the fold does not hold has no row: each event is folded
+      // as it arrives and is garbage at once. Once rows were written, the page is held so that the
+      // rows its keys have in the table are loaded in one query before it is folded.
+      const read = await streamEventsByPosition(reader, after, PAGE_SIZE, { eventTypes }, (event) => {
+        if (isShadowEmpty) fold.apply(event);
+        else held.push(event);
+        after = event.globalPosition;
+      });
+      if (held.length > 0) {
+        const unknown = fold.unknownKeys(held);
+        fold.seed(unknown, await loadRows(writer, shadow, unknown, false));
+        for (const event of held) fold.apply(event);
+      }
+      applied += read;
       options.onProgress?.({ projection: projection.name, applied, total: Math.max(total, applied) });
       if (fold.size > MAX_HELD_ROWS) {
-        await writeChanges(writer, shadow, fold);
+        await writeChanges(writer, shadow, fold, isShadowEmpty);
         fold.clear();
-        wroteBefore = true;
+        isShadowEmpty = false;
       }
-      if (page.length < PAGE_SIZE) break;
+      if (read < PAGE_SIZE) break;
     }
     await reader.query('COMMIT');
-    await writeChanges(writer, shadow, fold);
+    await writeChanges(writer, shadow, fold, isShadowEmpty);
     return { snapshot, applied };
   } catch (error) {
     await reader.query('ROLLBACK').catch(() => undefined);
@@ -120,13 +124,6 @@ async function replay(
   }
 }
 
-/** A page read ahead; its failure surfaces where it is awaited, never as an unhandled rejection. */
-function readPage(reader: PoolClient, after: number, eventTypes: readonly string[]): Promise<RecordedEvent[]> {
-  const page = selectEventsByPosition(reader, after, PAGE_SIZE, { eventTypes });
-  page.catch(() => undefined);
-  return page;
-}
-
 async function createShadowTable(client: PoolClient, projection: RowProjection): Promise<TableShape> {
   const table = quoteIdent(projection.table);
   await client.query(`DROP TABLE IF EXISTS ${quoteIdent(SHADOW_SCHEMA)}.${table}`);
@@ -134,9 +131,12 @@ async function createShadowTable(client: PoolClient, projection: RowProjection):
   return readTableShape(client, SHADOW_SCHEMA, projection.table, projection.key);
 }
 
-async function writeChanges(writer: PoolClient, shadow: TableShape, fold: RowFold): Promise<void> {
+/** Writes what the fold changed; into a table still empty, plain inserts (no row there to replace or delete). */
+async function writeChanges(writer: PoolClient, shadow: TableShape, fold: RowFold, isShadowEmpty: boolean): Promise<void> {
   const { upserts, deletes } = fold.takeChanges();
-  for (let i = 0; i < upserts.length; i += WRITE_CHUNK) await upsertRows(writer, shadow, upserts.slice(i, i + WRITE_CHUNK));
+  const write = isShadowEmpty ? insertRows : upsertRows;
+  for (let i = 0; i < upserts.length; i += WRITE_CHUNK) await write(writer, shadow, upserts.slice(i, i + WRITE_CHUNK));
+  if (isShadowEmpty) return;
   for (let i = 0; i < deletes.length; i += WRITE_CHUNK) await deleteRows(writer, shadow, deletes.slice(i, i + WRITE_CHUNK));
 }
 

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import type { Kernel } from '../../src/main.js';
-import { ProjectionRegistry, rebuildProjection } from '../../src/projections/index.js';
+import { ProjectionRegistry, rebuildProjection, type RowProjection } from '../../src/projections/index.js';
 import { createTestDatabase } from '../support/db.js';
 import { startTestKernel } from '../support/service.js';
 import {
@@ -88,6 +88,29 @@ describe('rebuildProjection', () => {
       const fromScratchAfter = await checksumOfRows(kernel.pool, foldFromScratch(accountsProjection(), await readAccountEvents(kernel.pool)));
       expect(await tableChecksum(kernel.pool)).to.deep.equal(fromScratchAfter);
       expect(fromScratchAfter).to.not.deep.equal(fromScratch);
+    });
+
+    it('fails with the error evolve threw mid-page, leaves the live table alone, and a later rebuild works', async () => {
+      const live = await tableChecksum(kernel.pool);
+      const projection = accountsProjection();
+      let folded = 0;
+      const failure = new Error('evolve failed');
+      const failing: RowProjection = {
+        ...projection,
+        evolve: (row, key, event) => {
+          if (++folded === 1234) throw failure;
+          return projection.evolve(row, key, event);
+        },
+      };
+      const error = await rebuildProjection(kernel.pool, kernel.registry, failing).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).to.equal(failure);
+      expect(await tableChecksum(kernel.pool)).to.deep.equal(live);
+
+      await rebuildProjection(kernel.pool, kernel.registry, projection);
+      expect(await tableChecksum(kernel.pool)).to.deep.equal(live);
     });
   });
 
