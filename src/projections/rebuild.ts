@@ -107,14 +107,14 @@ async function replay(
       applied += read;
       options.onProgress?.({ projection: projection.name, applied, total: Math.max(total, applied) });
       if (fold.size > MAX_HELD_ROWS) {
-        await writeChanges(writer, shadow, fold, isShadowEmpty);
+        await writeChanges(pool, writer, shadow, fold, isShadowEmpty);
         fold.clear();
         isShadowEmpty = false;
       }
       if (read < PAGE_SIZE) break;
     }
     await reader.query('COMMIT');
-    await writeChanges(writer, shadow, fold, isShadowEmpty);
+    await writeChanges(pool, writer, shadow, fold, isShadowEmpty);
     return { snapshot, applied };
   } catch (error) {
     await reader.query('ROLLBACK').catch(() => undefined);
@@ -131,13 +131,36 @@ async function createShadowTable(client: PoolClient, projection: RowProjection):
   return readTableShape(client, SHADOW_SCHEMA, projection.table, projection.key);
 }
 
-/** Writes what the fold changed; into a table still empty, plain inserts (no row there to replace or delete). */
-async function writeChanges(writer: PoolClient, shadow: TableShape, fold: RowFold, isShadowEmpty: boolean): Promise<void> {
+/**
+ * Writes what the fold changed, in chunks over two connections: while PostgreSQL stores one chunk,
+ * this process serializes the next and another backend stores it. Into a table still empty, plain
+ * inserts (no row there to replace or delete). Each key comes once, so the chunks never collide.
+ */
+async function writeChanges(pool: Pool, writer: PoolClient, shadow: TableShape, fold: RowFold, isShadowEmpty: boolean): Promise<void> {
   const { upserts, deletes } = fold.takeChanges();
   const write = isShadowEmpty ? insertRows : upsertRows;
-  for (let i = 0; i < upserts.length; i += WRITE_CHUNK) await write(writer, shadow, upserts.slice(i, i + WRITE_CHUNK));
-  if (isShadowEmpty) return;
-  for (let i = 0; i < deletes.length; i += WRITE_CHUNK) await deleteRows(writer, shadow, deletes.slice(i, i + WRITE_CHUNK));
+  const chunks: ((client: PoolClient) => Promise<void>)[] = [];
+  for (let i = 0; i < upserts.length; i += WRITE_CHUNK) chunks.push((client) => write(client, shadow, upserts.slice(i, i + WRITE_CHUNK)));
+  if (!isShadowEmpty) {
+    for (let i = 0; i < deletes.length; i += WRITE_CHUNK) chunks.push((client) => deleteRows(client, shadow, deletes.slice(i, i + WRITE_CHUNK)));
+  }
+  if (chunks.length === 0) return;
+  const helper = chunks.length > 1 ? await pool.connect() : undefined;
+  try {
+    const drain = async (client: PoolClient) => {
+      try {
+        for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) await chunk(client);
+      } catch (error) {
+        chunks.length = 0; // the other connection stops too
+        throw error;
+      }
+    };
+    const outcomes = await Promise.allSettled([writer, ...(helper ? [helper] : [])].map(drain));
+    const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+  } finally {
+    helper?.release();
+  }
 }
 
 /**
