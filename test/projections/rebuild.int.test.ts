@@ -228,5 +228,29 @@ describe('rebuildProjection', () => {
         { owner: 'again', balance_cents: 4050, tags: [], opened_at: '2030-01-01T00:00:00.000Z', version: 3 },
       ]);
     });
+
+    it('fails when a chunk of rows cannot be written, leaves the live table alone, and gives every connection back', async function () {
+      this.timeout(60_000);
+      const live = await tableChecksum(pool);
+      const projection = accountsProjection();
+      let folded = 0;
+      const broken: RowProjection = {
+        ...projection,
+        // One row late in the log breaks NOT NULL: it is written with the last chunks, over two connections.
+        evolve: (row, key, event) => {
+          const next = projection.evolve(row, key, event);
+          return ++folded >= 210_000 && next && folded < 210_010 ? { ...next, owner: null } : next;
+        },
+      };
+      const registry = new ProjectionRegistry();
+      registry.register(projection);
+      const error = await rebuildProjection(pool, registry, broken).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).to.have.property('code', '23502');
+      expect(await tableChecksum(pool)).to.deep.equal(live);
+      expect(pool.idleCount).to.equal(pool.totalCount);
+    });
   });
 });
