@@ -132,9 +132,10 @@ async function createShadowTable(client: PoolClient, projection: RowProjection):
 }
 
 /**
- * Writes what the fold changed, in chunks over two connections: while PostgreSQL stores one chunk,
- * this process serializes the next and another backend stores it. Into a table still empty, plain
- * inserts (no row there to replace or delete). Each key comes once, so the chunks never collide.
+ * Writes what the fold changed, in chunks over two connections when the pool has one to spare:
+ * while PostgreSQL stores one chunk, this process serializes the next and another backend stores
+ * it. Into a table still empty, plain inserts (no row there to replace or delete). Each key comes
+ * once, so the chunks never collide.
  */
 async function writeChanges(pool: Pool, writer: PoolClient, shadow: TableShape, fold: RowFold, isShadowEmpty: boolean): Promise<void> {
   const { upserts, deletes } = fold.takeChanges();
@@ -145,7 +146,9 @@ async function writeChanges(pool: Pool, writer: PoolClient, shadow: TableShape, 
     for (let i = 0; i < deletes.length; i += WRITE_CHUNK) chunks.push((client) => deleteRows(client, shadow, deletes.slice(i, i + WRITE_CHUNK)));
   }
   if (chunks.length === 0) return;
-  const helper = chunks.length > 1 ? await pool.connect() : undefined;
+  // Only a connection to be had without waiting: a small pool may hold nothing but this rebuild's.
+  const hasSpare = pool.idleCount > 0 || pool.totalCount < (pool.options.max ?? 10);
+  const helper = chunks.length > 1 && hasSpare ? await pool.connect() : undefined;
   try {
     const drain = async (client: PoolClient) => {
       try {

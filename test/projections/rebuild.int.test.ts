@@ -158,10 +158,12 @@ describe('rebuildProjection', () => {
 
   describe('with more rows than it holds in memory (MAX_HELD_ROWS = 200,000)', () => {
     const OPENED = 205_000;
+    let testDatabaseUrl: string;
     let pool: Pool;
     before(async function () {
       this.timeout(60_000);
-      pool = createPool({ connectionString: await createTestDatabase(), max: 4 });
+      testDatabaseUrl = await createTestDatabase();
+      pool = createPool({ connectionString: testDatabaseUrl, max: 4 });
       await pool.query(ACCOUNTS_DDL);
       // Written straight into the log (no inline projection): 41 pages of opens, so the fold holds
       // more than 200,000 rows and flushes them to the shadow table before the later pages...
@@ -227,6 +229,20 @@ describe('rebuildProjection', () => {
         { owner: 'owner 39', balance_cents: 0, tags: ['t0'], opened_at: '2020-05-24T17:36:40.205Z', version: 1 },
         { owner: 'again', balance_cents: 4050, tags: [], opened_at: '2030-01-01T00:00:00.000Z', version: 3 },
       ]);
+    });
+
+    it('writes with the two connections it holds when the pool has no third', async function () {
+      this.timeout(60_000);
+      const live = await tableChecksum(pool);
+      const small = createPool({ connectionString: testDatabaseUrl, max: 2 });
+      try {
+        const registry = new ProjectionRegistry();
+        registry.register(accountsProjection());
+        await rebuildProjection(small, registry, accountsProjection());
+      } finally {
+        await small.end();
+      }
+      expect(await tableChecksum(pool)).to.deep.equal(live);
     });
 
     it('fails when a chunk of rows cannot be written, leaves the live table alone, and gives every connection back', async function () {
