@@ -36,14 +36,16 @@ const typeParsers: pg.CustomTypesConfig = {
  * `2026-11-22 02:22:58.05+00` (UTC session, ISO DateStyle) -> `2026-11-22T02:22:58.050Z`.
  * PostgreSQL drops trailing zeros of the fraction; padding to milliseconds (or to microseconds when
  * it has more digits) makes every timestamp the service answers have one shape, the shape of
- * `Date.toISOString()` that the events carry.
+ * `Date.toISOString()` that the events carry. Joined rather than concatenated: a concatenation is a
+ * tree of string pieces (about 150 bytes more than these 24 characters flat), and read models hold
+ * their timestamps for long (a rebuild one per row it folds): every garbage collection copies them.
  */
 export function isoFromPgTimestamptz(value: string): string {
   if (value === 'infinity' || value === '-infinity') return value;
   const match = /^(\d{4,}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00(?::00)?$/.exec(value);
   if (!match) return value.replace(' ', 'T').replace(/\+00(:00)?$/, 'Z');
   const fraction = match[3] ?? '';
-  return `${match[1]}T${match[2]}.${fraction.padEnd(fraction.length > 3 ? 6 : 3, '0')}Z`;
+  return [match[1], 'T', match[2], '.', fraction.padEnd(fraction.length > 3 ? 6 : 3, '0'), 'Z'].join('');
 }
 
 export interface PoolOptions {

@@ -1,5 +1,7 @@
 // The event store's SQL, one statement per operation; every function receives its client.
+import type { ClientBase } from 'pg';
 import type { Queryable } from '../db/pool.js';
+import { streamRows } from '../db/streamRows.js';
 import { filterSql, type LogFilter } from './logFilter.js';
 import type { EventMetadata, GlobalCursor, RecordedEvent } from './types.js';
 
@@ -106,16 +108,36 @@ export async function selectGlobalEvents(client: Queryable, cursor: GlobalCursor
  * stream's next position after a younger one committed the previous.
  */
 export async function selectEventsByPosition(client: Queryable, afterPosition: number, limit: number, filter: LogFilter = {}): Promise<RecordedEvent[]> {
+  const query = eventsByPositionQuery(afterPosition, limit, filter);
+  const { rows } = await client.query<EventRow>(query.text, query.values);
+  return rows.map(toRecordedEvent);
+}
+
+/**
+ * selectEventsByPosition handing each event to `onEvent` as it arrives (see streamRows); answers
+ * how many there were.
+ */
+export function streamEventsByPosition(
+  client: ClientBase,
+  afterPosition: number,
+  limit: number,
+  filter: LogFilter,
+  onEvent: (event: RecordedEvent) => void,
+): Promise<number> {
+  const query = eventsByPositionQuery(afterPosition, limit, filter);
+  return streamRows<EventRow>(client, query.text, query.values, (row) => onEvent(toRecordedEvent(row)));
+}
+
+function eventsByPositionQuery(afterPosition: number, limit: number, filter: LogFilter): { text: string; values: unknown[] } {
   const where = filterSql(filter, 3);
-  const { rows } = await client.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM events
+  return {
+    text: `SELECT ${EVENT_COLUMNS} FROM events
      WHERE global_position > $1
        ${where.sql}
      ORDER BY events.global_position
      LIMIT $2`,
-    [afterPosition, limit, ...where.values],
-  );
-  return rows.map(toRecordedEvent);
+    values: [afterPosition, limit, ...where.values],
+  };
 }
 
 /**

@@ -1,10 +1,10 @@
 // Rebuilding a read model from the log: replay into a shadow table, catch up under lock, swap.
 import type { Pool, PoolClient } from '../db/pool.js';
-import { selectCommittedOutsideSnapshot, selectEventsByPosition } from '../eventstore/sql.js';
+import { selectCommittedOutsideSnapshot, streamEventsByPosition } from '../eventstore/sql.js';
 import type { RecordedEvent } from '../eventstore/types.js';
 import { RowFold } from './fold.js';
 import { applyToTable, LIVE_SCHEMA, type ProjectionRegistry } from './registry.js';
-import { deleteRows, loadRows, quoteIdent, readTableShape, upsertRows, type TableShape } from './tableSql.js';
+import { deleteRows, insertRows, loadRows, quoteIdent, readTableShape, upsertRows, type TableShape } from './tableSql.js';
 import type { RowProjection } from './types.js';
 
 const SHADOW_SCHEMA = 'svc_rebuild';
@@ -88,29 +88,33 @@ async function replay(
     const fold = new RowFold(projection);
     let after = 0;
     let applied = 0;
-    let wroteBefore = false;
-    let next = readPage(reader, after, eventTypes);
+    let isShadowEmpty = true;
     for (;;) {
-      const page = await next;
-      if (page.length === 0) break;
-      after = page.at(-1)!.globalPosition;
-      // Ask for the next page before folding this one: Postgres reads it while this process folds.
-      if (page.length === PAGE_SIZE) next = readPage(reader, after, eventTypes);
-      const unknown = fold.unknownKeys(page);
-      // Until something was written the shadow table is empty: no need to ask it.
-      fold.seed(unknown, wroteBefore ? await loadRows(writer, shadow, unknown, false) : []);
-      for (const event of page) fold.apply(event);
-      applied += page.length;
+      const held: RecordedEvent[] = [];
+      // While the shadow table is empty a key the fold does not hold has no row: each event is folded
+      // as it arrives and is garbage at once. Once rows were written, the page is held so that the
+      // rows its keys have in the table are loaded in one query before it is folded.
+      const read = await streamEventsByPosition(reader, after, PAGE_SIZE, { eventTypes }, (event) => {
+        if (isShadowEmpty) fold.apply(event);
+        else held.push(event);
+        after = event.globalPosition;
+      });
+      if (held.length > 0) {
+        const unknown = fold.unknownKeys(held);
+        fold.seed(unknown, await loadRows(writer, shadow, unknown, false));
+        for (const event of held) fold.apply(event);
+      }
+      applied += read;
       options.onProgress?.({ projection: projection.name, applied, total: Math.max(total, applied) });
       if (fold.size > MAX_HELD_ROWS) {
-        await writeChanges(writer, shadow, fold);
+        await writeChanges(pool, writer, shadow, fold, isShadowEmpty);
         fold.clear();
-        wroteBefore = true;
+        isShadowEmpty = false;
       }
-      if (page.length < PAGE_SIZE) break;
+      if (read < PAGE_SIZE) break;
     }
     await reader.query('COMMIT');
-    await writeChanges(writer, shadow, fold);
+    await writeChanges(pool, writer, shadow, fold, isShadowEmpty);
     return { snapshot, applied };
   } catch (error) {
     await reader.query('ROLLBACK').catch(() => undefined);
@@ -120,13 +124,6 @@ async function replay(
   }
 }
 
-/** A page read ahead; its failure surfaces where it is awaited, never as an unhandled rejection. */
-function readPage(reader: PoolClient, after: number, eventTypes: readonly string[]): Promise<RecordedEvent[]> {
-  const page = selectEventsByPosition(reader, after, PAGE_SIZE, { eventTypes });
-  page.catch(() => undefined);
-  return page;
-}
-
 async function createShadowTable(client: PoolClient, projection: RowProjection): Promise<TableShape> {
   const table = quoteIdent(projection.table);
   await client.query(`DROP TABLE IF EXISTS ${quoteIdent(SHADOW_SCHEMA)}.${table}`);
@@ -134,10 +131,39 @@ async function createShadowTable(client: PoolClient, projection: RowProjection):
   return readTableShape(client, SHADOW_SCHEMA, projection.table, projection.key);
 }
 
-async function writeChanges(writer: PoolClient, shadow: TableShape, fold: RowFold): Promise<void> {
+/**
+ * Writes what the fold changed, in chunks over two connections when the pool has one to spare:
+ * while PostgreSQL stores one chunk, this process serializes the next and another backend stores
+ * it. Into a table still empty, plain inserts (no row there to replace or delete). Each key comes
+ * once, so the chunks never collide.
+ */
+async function writeChanges(pool: Pool, writer: PoolClient, shadow: TableShape, fold: RowFold, isShadowEmpty: boolean): Promise<void> {
   const { upserts, deletes } = fold.takeChanges();
-  for (let i = 0; i < upserts.length; i += WRITE_CHUNK) await upsertRows(writer, shadow, upserts.slice(i, i + WRITE_CHUNK));
-  for (let i = 0; i < deletes.length; i += WRITE_CHUNK) await deleteRows(writer, shadow, deletes.slice(i, i + WRITE_CHUNK));
+  const write = isShadowEmpty ? insertRows : upsertRows;
+  const chunks: ((client: PoolClient) => Promise<void>)[] = [];
+  for (let i = 0; i < upserts.length; i += WRITE_CHUNK) chunks.push((client) => write(client, shadow, upserts.slice(i, i + WRITE_CHUNK)));
+  if (!isShadowEmpty) {
+    for (let i = 0; i < deletes.length; i += WRITE_CHUNK) chunks.push((client) => deleteRows(client, shadow, deletes.slice(i, i + WRITE_CHUNK)));
+  }
+  if (chunks.length === 0) return;
+  // Only a connection to be had without waiting: a small pool may hold nothing but this rebuild's.
+  const hasSpare = pool.idleCount > 0 || pool.totalCount < (pool.options.max ?? 10);
+  const helper = chunks.length > 1 && hasSpare ? await pool.connect() : undefined;
+  try {
+    const drain = async (client: PoolClient) => {
+      try {
+        for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) await chunk(client);
+      } catch (error) {
+        chunks.length = 0; // the other connection stops too
+        throw error;
+      }
+    };
+    const outcomes = await Promise.allSettled([writer, ...(helper ? [helper] : [])].map(drain));
+    const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+  } finally {
+    helper?.release();
+  }
 }
 
 /**

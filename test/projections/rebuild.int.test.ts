@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import type { Kernel } from '../../src/main.js';
-import { ProjectionRegistry, rebuildProjection } from '../../src/projections/index.js';
+import { ProjectionRegistry, rebuildProjection, type RowProjection } from '../../src/projections/index.js';
 import { createTestDatabase } from '../support/db.js';
 import { startTestKernel } from '../support/service.js';
 import {
@@ -89,6 +89,29 @@ describe('rebuildProjection', () => {
       expect(await tableChecksum(kernel.pool)).to.deep.equal(fromScratchAfter);
       expect(fromScratchAfter).to.not.deep.equal(fromScratch);
     });
+
+    it('fails with the error evolve threw mid-page, leaves the live table alone, and a later rebuild works', async () => {
+      const live = await tableChecksum(kernel.pool);
+      const projection = accountsProjection();
+      let folded = 0;
+      const failure = new Error('evolve failed');
+      const failing: RowProjection = {
+        ...projection,
+        evolve: (row, key, event) => {
+          if (++folded === 1234) throw failure;
+          return projection.evolve(row, key, event);
+        },
+      };
+      const error = await rebuildProjection(kernel.pool, kernel.registry, failing).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).to.equal(failure);
+      expect(await tableChecksum(kernel.pool)).to.deep.equal(live);
+
+      await rebuildProjection(kernel.pool, kernel.registry, projection);
+      expect(await tableChecksum(kernel.pool)).to.deep.equal(live);
+    });
   });
 
   describe('event order', () => {
@@ -135,10 +158,12 @@ describe('rebuildProjection', () => {
 
   describe('with more rows than it holds in memory (MAX_HELD_ROWS = 200,000)', () => {
     const OPENED = 205_000;
+    let testDatabaseUrl: string;
     let pool: Pool;
     before(async function () {
       this.timeout(60_000);
-      pool = createPool({ connectionString: await createTestDatabase(), max: 4 });
+      testDatabaseUrl = await createTestDatabase();
+      pool = createPool({ connectionString: testDatabaseUrl, max: 4 });
       await pool.query(ACCOUNTS_DDL);
       // Written straight into the log (no inline projection): 41 pages of opens, so the fold holds
       // more than 200,000 rows and flushes them to the shadow table before the later pages...
@@ -204,6 +229,44 @@ describe('rebuildProjection', () => {
         { owner: 'owner 39', balance_cents: 0, tags: ['t0'], opened_at: '2020-05-24T17:36:40.205Z', version: 1 },
         { owner: 'again', balance_cents: 4050, tags: [], opened_at: '2030-01-01T00:00:00.000Z', version: 3 },
       ]);
+    });
+
+    it('writes with the two connections it holds when the pool has no third', async function () {
+      this.timeout(60_000);
+      const live = await tableChecksum(pool);
+      const small = createPool({ connectionString: testDatabaseUrl, max: 2 });
+      try {
+        const registry = new ProjectionRegistry();
+        registry.register(accountsProjection());
+        await rebuildProjection(small, registry, accountsProjection());
+      } finally {
+        await small.end();
+      }
+      expect(await tableChecksum(pool)).to.deep.equal(live);
+    });
+
+    it('fails when a chunk of rows cannot be written, leaves the live table alone, and gives every connection back', async function () {
+      this.timeout(60_000);
+      const live = await tableChecksum(pool);
+      const projection = accountsProjection();
+      let folded = 0;
+      const broken: RowProjection = {
+        ...projection,
+        // One row late in the log breaks NOT NULL: it is written with the last chunks, over two connections.
+        evolve: (row, key, event) => {
+          const next = projection.evolve(row, key, event);
+          return ++folded >= 210_000 && next && folded < 210_010 ? { ...next, owner: null } : next;
+        },
+      };
+      const registry = new ProjectionRegistry();
+      registry.register(projection);
+      const error = await rebuildProjection(pool, registry, broken).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).to.have.property('code', '23502');
+      expect(await tableChecksum(pool)).to.deep.equal(live);
+      expect(pool.idleCount).to.equal(pool.totalCount);
     });
   });
 });
