@@ -94,7 +94,7 @@ export async function startFeatures(kernel: Kernel, project: LoadedProject, cloc
   if (settings.auditCheckpointSeconds > 0) checkpointer.start(settings.auditCheckpointSeconds * 1000);
   stops.add(() => checkpointer.stop());
   // Every request svc sends out (APICall, MCP, LLMs, federation) goes through this one guard.
-  const outbound = createOutbound(settings.outbound);
+  const outbound = createOutbound(settings.outbound, { logger: kernel.logger });
   stops.add(() => outbound.close());
   const federationProviders = new FederationProviders(project.federationProviders, settings, liveOf(kernel));
   await federationProviders.start();

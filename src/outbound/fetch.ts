@@ -7,7 +7,9 @@ import { lookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { OutboundRefusedError } from '../kernel/errors.js';
+import type { Logger } from '../kernel/logger.js';
 import { tracingEnabled } from '../tracing/tracer.js';
+import { causesOf, loggableUrl, tlsFailureIn } from './failure.js';
 import { tracedFetch } from './fetchTracing.js';
 import { destinationOf, destinationRefusal, isAllowedHost, isIpAddress, isLocalhostName, type Destination, type OutboundPolicy } from './policy.js';
 
@@ -24,6 +26,13 @@ export interface Outbound {
   close(): Promise<void>;
 }
 
+export interface OutboundOptions {
+  /** How names are resolved (dns.lookup by default). */
+  resolve?: Resolver;
+  /** Where a request refused by TLS is logged (a security control failure, ASVS 16.3.4). */
+  logger?: Logger;
+}
+
 const resolveAll: Resolver = (hostname) => lookup(hostname, { all: true });
 
 /**
@@ -32,7 +41,7 @@ const resolveAll: Resolver = (hostname) => lookup(hostname, { all: true });
  * const outbound = createOutbound({ enforced: true, allow: [] });
  * await outbound.fetch('http://127.0.0.1:8000/health'); // rejects with OutboundRefusedError
  */
-export function createOutbound(policy: OutboundPolicy, resolve: Resolver = resolveAll): Outbound {
+export function createOutbound(policy: OutboundPolicy, { resolve = resolveAll, logger }: OutboundOptions = {}): Outbound {
   const direct = buildConnector({});
   const agent = new Agent({
     connect: (options, callback) => {
@@ -49,7 +58,11 @@ export function createOutbound(policy: OutboundPolicy, resolve: Resolver = resol
       // shapes under different TypeScript declarations, hence the casts.
       return (await undiciFetch(url, { ...(options as object), dispatcher: agent })) as unknown as Response;
     } catch (error) {
-      throw outboundRefusalIn(error) ?? error;
+      const refusal = outboundRefusalIn(error);
+      if (refusal) throw refusal;
+      const tls = tlsFailureIn(error);
+      if (tls) logger?.warn({ url: loggableUrl(url), method: options?.method ?? 'GET', ...tls }, 'outbound request failed on TLS');
+      throw error;
     }
   };
   const guardedFetch: OutboundFetch = (input, init) => {
@@ -73,9 +86,7 @@ export function createOutbound(policy: OutboundPolicy, resolve: Resolver = resol
 
 /** The policy's refusal behind an error an SDK wrapped (fetch's "fetch failed", openai's "Connection error."). */
 export function outboundRefusalIn(error: unknown): OutboundRefusedError | undefined {
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 8; cause = cause.cause, depth++) {
-    if (cause instanceof OutboundRefusedError) return cause;
-  }
+  for (const cause of causesOf(error)) if (cause instanceof OutboundRefusedError) return cause;
   return undefined;
 }
 

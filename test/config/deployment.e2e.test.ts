@@ -68,7 +68,7 @@ describe('deployment files', () => {
     });
 
     it('gives both replicas the same valid settings: 0.0.0.0, the postgres service, one shared signing key', () => {
-      const vars = { SVC_SIGNING_KEY: 'ab'.repeat(32) };
+      const vars = { SVC_SIGNING_KEY: 'ab'.repeat(32), SVC_DB_PASSWORD: 'cd'.repeat(24) };
       const environments = replicas.map(([, s]) => Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, interpolate(String(v), vars)])));
       expect(environments[0]).to.deep.equal(environments[1]);
       const settings = loadSettings(environments[0]!, REPO);
@@ -78,6 +78,16 @@ describe('deployment files', () => {
       expect(settings.signingKeyHex).to.equal(vars.SVC_SIGNING_KEY);
       // Without a shared key each replica would sign with its own ephemeral one.
       expect(() => replicas.map(([, s]) => interpolate(s.environment?.SVC_SIGNING_KEY ?? '', {}))).to.throw(/SVC_SIGNING_KEY is required/);
+    });
+
+    it('V13.2.3 has no default database password: PostgreSQL and both replicas take SVC_DB_PASSWORD, which must be set', () => {
+      const vars = { SVC_DB_PASSWORD: 'cd'.repeat(24) };
+      expect(interpolate(compose.services.postgres?.environment?.POSTGRES_PASSWORD ?? '', vars)).to.equal(vars.SVC_DB_PASSWORD);
+      for (const [name, service] of replicas) {
+        expect(new URL(interpolate(service.environment?.DATABASE_URL ?? '', vars)).password, name).to.equal(vars.SVC_DB_PASSWORD);
+        expect(() => interpolate(service.environment?.DATABASE_URL ?? '', {}), name).to.throw(/SVC_DB_PASSWORD is required/);
+      }
+      expect(() => interpolate(compose.services.postgres?.environment?.POSTGRES_PASSWORD ?? '', {})).to.throw(/SVC_DB_PASSWORD is required/);
     });
   });
 

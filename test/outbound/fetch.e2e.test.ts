@@ -32,7 +32,7 @@ describe('the guarded outbound fetch', () => {
   const outbounds: Outbound[] = [];
   let port: number;
   const make = (allow: string[], resolver?: Resolver, enforced = true) => {
-    const outbound = createOutbound({ enforced, allow: parseOutboundAllowList(allow).allow }, resolver);
+    const outbound = createOutbound({ enforced, allow: parseOutboundAllowList(allow).allow }, { resolve: resolver });
     outbounds.push(outbound);
     return outbound;
   };

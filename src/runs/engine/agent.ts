@@ -4,6 +4,7 @@
 import { checkGuardrails } from '../../agents/guardrails.js';
 import type { ChatAnswer } from '../../agents/llm.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../../kernel/json.js';
+import { describeFailure } from '../../outbound/failure.js';
 import { outboundRefusalIn } from '../../outbound/fetch.js';
 import { agentEvent, failure, progressEvent, STOPPED, type AgentHost, type AgentResult, type AgentRun } from './agentRun.js';
 import { setUpAgent, type AgentDeps } from './agentSetup.js';
@@ -47,7 +48,7 @@ async function askModel(run: AgentRun): Promise<AgentResult | undefined> {
   } catch (error) {
     // The run was aborted under the call: the run has ended, there is no step outcome to give.
     if (host.aborted.aborted) return STOPPED;
-    return failure(host.step, `the model call failed: ${(outboundRefusalIn(error) ?? (error as Error)).message}`);
+    return failure(host.step, `the model call failed: ${outboundRefusalIn(error)?.message ?? describeFailure(error)}`);
   }
   const tokens = run.state.tokens + answer.usage.total_tokens;
   const turn = agentEvent(run, 'llm_turn', { iteration: run.state.iteration + 1, steers, response: answer, tokens_used: tokens, model: run.model.model });

@@ -1,6 +1,7 @@
 // APICall: one HTTP request with a timeout per attempt; request and response go into the journal.
 import { OutboundRefusedError } from '../../../kernel/errors.js';
 import type { JsonObject, JsonValue } from '../../../kernel/json.js';
+import { describeFailure } from '../../../outbound/failure.js';
 import type { OutboundFetch } from '../../../outbound/fetch.js';
 import { readPath, render } from '../../../workflows/template.js';
 import type { StepReport } from '../../events.js';
@@ -43,7 +44,7 @@ export const executeApiCall: StepExecutor = async ({ step, context, attempt = 1 
       response = await send(deps.fetch, url, method, headers, body, timeoutMs);
     } catch (error) {
       const timedOut = (error as Error).name === 'TimeoutError';
-      failure = timedOut ? `timed out after ${timeoutMs} ms` : (error as Error).message;
+      failure = timedOut ? `timed out after ${timeoutMs} ms` : describeFailure(error);
       failureName = timedOut ? 'TimeoutError' : error instanceof OutboundRefusedError ? 'OutboundRefusedError' : 'NetworkError';
     }
   }
