@@ -38,7 +38,8 @@ async function bareRead(pool: Pool): Promise<number> {
     const page = await selectChainLinks(pool, cursor, 5000);
     if (page.length === 0) return count;
     count += page.length;
-    cursor = { streamId: page.at(-1)!.stream_id, streamPosition: page.at(-1)!.stream_position };
+    const [streamId, streamPosition] = page.at(-1)!;
+    cursor = { streamId, streamPosition };
   }
 }
 

@@ -48,18 +48,18 @@ function canonicalMetadata(memory: Map<string, string>, stored: string): string 
 
 /** Checks one event against the walk so far; answers the break, or null and advances the walk. */
 export function checkLink(state: ChainState, event: ChainLinkRow, memory: Map<string, string>): Broken | null {
-  if (event.stream_id !== state.streamId) Object.assign(state, { streamId: event.stream_id, expected: 1, previousHash: ZERO_HASH });
-  const at = { stream_id: event.stream_id, stream_position: state.expected };
-  if (event.stream_position !== state.expected) return { ...at, reason: `event missing: the stream goes on at position ${event.stream_position}` };
-  if (event.hash === null) return { ...at, reason: 'event has no hash' };
-  const metadataText = canonicalMetadata(memory, event.metadata);
-  const data = JSON.parse(event.data) as JsonObject;
-  const { head, middle, tail } = canonicalParts({ streamId: event.stream_id, type: event.type, data, metadata: {} }, metadataText);
-  if (chainHash(state.previousHash, `${head}${event.recorded_at}${middle}${event.stream_position}${tail}`) !== event.hash) {
+  const [streamId, position, type, dataText, metadata, recordedAt, hash] = event;
+  if (streamId !== state.streamId) Object.assign(state, { streamId, expected: 1, previousHash: ZERO_HASH });
+  const at = { stream_id: streamId, stream_position: state.expected };
+  if (position !== state.expected) return { ...at, reason: `event missing: the stream goes on at position ${position}` };
+  if (hash === null) return { ...at, reason: 'event has no hash' };
+  const data = JSON.parse(dataText) as JsonObject;
+  const { head, middle, tail } = canonicalParts({ streamId, type, data, metadata: {} }, canonicalMetadata(memory, metadata));
+  if (chainHash(state.previousHash, `${head}${recordedAt}${middle}${position}${tail}`) !== hash) {
     return { ...at, reason: 'hash mismatch: the event or its predecessor was changed, inserted or moved, or its hash rewritten' };
   }
   state.expected += 1;
-  state.previousHash = event.hash;
+  state.previousHash = hash;
   return null;
 }
 
@@ -78,6 +78,6 @@ export function checkPage(job: PageJob, memory: Map<string, string>): PageResult
  * page is broken, its own break comes first in stream order, so the next page's result is unused.)
  */
 export function stateAfter(rows: readonly ChainLinkRow[]): ChainState {
-  const last = rows.at(-1)!;
-  return { streamId: last.stream_id, expected: last.stream_position + 1, previousHash: last.hash ?? ZERO_HASH };
+  const [streamId, position, , , , , hash] = rows.at(-1)!;
+  return { streamId, expected: position + 1, previousHash: hash ?? ZERO_HASH };
 }

@@ -37,7 +37,7 @@ export async function verifyChains(client: Queryable, options: WalkOptions = {})
   try {
     const pages = prefetchedPages(
       (cursor) => selectChainLinks(client, cursor, pageSize),
-      (last: ChainLinkRow) => ({ streamId: last.stream_id, streamPosition: last.stream_position }),
+      ([streamId, streamPosition]: ChainLinkRow) => ({ streamId, streamPosition }),
     );
     for await (const rows of pages) {
       const job = { rows, before };
