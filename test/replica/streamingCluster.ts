@@ -1,39 +1,12 @@
 // A PostgreSQL primary and a streaming replica of it on loopback, made with the machine's server
 // binaries (initdb, pg_basebackup -R, pg_ctl) in a temporary folder, torn down after.
-import { execFile } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { appendFile, chmod, chown, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
+import { appendFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from '../support/db.js';
 import { eventually } from '../support/http.js';
-
-const run = promisify(execFile);
-const PG_ROOT = '/usr/lib/postgresql';
-
-/**
- * The newest /usr/lib/postgresql/N/bin holding pg_basebackup (or SVC_PG_BIN). Throws when there is
- * none: the suite fails rather than skips (CI runs it only where the binaries are).
- */
-export function serverBinaries(): string {
-  const named = process.env.SVC_PG_BIN;
-  const candidates = named
-    ? [named]
-    : existsSync(PG_ROOT)
-      ? readdirSync(PG_ROOT)
-          .filter((version) => /^\d+$/.test(version))
-          .sort((a, b) => Number(b) - Number(a))
-          .map((version) => path.join(PG_ROOT, version, 'bin'))
-      : [];
-  const found = candidates.find((bin) => existsSync(path.join(bin, 'pg_basebackup')) && existsSync(path.join(bin, 'initdb')));
-  if (!found) throw new Error(`no PostgreSQL server binaries (initdb, pg_basebackup, pg_ctl) under ${named ?? `${PG_ROOT}/*/bin`}`);
-  return found;
-}
-
-/** PostgreSQL refuses to run as root: under root, every binary runs as the `postgres` user. */
-const isRoot = process.getuid?.() === 0;
+import { serverBinaries, serverFolder, serverTool } from './serverTools.js';
 
 export class StreamingCluster {
   private constructor(
@@ -46,9 +19,7 @@ export class StreamingCluster {
   /** initdb a primary (wal_level=replica), start it, pg_basebackup -R a replica of it, start that. */
   static async start(): Promise<StreamingCluster> {
     const bin = serverBinaries();
-    const dir = await mkdtemp(path.join(tmpdir(), 'svc-replica-'));
-    await chmod(dir, 0o755);
-    if (isRoot) await chown(dir, ...(await postgresIds()));
+    const dir = await serverFolder('svc-replica-');
     const cluster = new StreamingCluster(bin, dir, await freePort(), await freePort());
     try {
       await cluster.tool('initdb', ['-D', cluster.primaryDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
@@ -167,19 +138,6 @@ export class StreamingCluster {
   }
 
   private async tool(name: string, args: string[]): Promise<void> {
-    const file = path.join(this.bin, name);
-    const [command, commandArgs] = isRoot ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args];
-    try {
-      await run(command, commandArgs, { cwd: this.dir, timeout: 120_000 });
-    } catch (error) {
-      const { stderr = '', stdout = '' } = error as { stderr?: string; stdout?: string };
-      throw new Error(`${name} ${args.join(' ')} failed: ${stderr || stdout}`, { cause: error });
-    }
+    await serverTool(this.bin, this.dir, name, args);
   }
-}
-
-async function postgresIds(): Promise<[number, number]> {
-  const { stdout } = await run('id', ['-u', 'postgres']);
-  const { stdout: group } = await run('id', ['-g', 'postgres']);
-  return [Number(stdout.trim()), Number(group.trim())];
 }
