@@ -6,12 +6,12 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { Service } from '../../src/main.js';
-import { launchChromium, launchedBrowser, chromiumMissing, recordingPage } from '../api/helpers.js';
+import { launchChromium, chromiumMissing } from '../api/helpers.js';
 import { bootstrapAdmin, client, eventually, type Admin } from '../support/http.js';
 import { waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
 import { createUser, USER_PASSWORD, type SignedInUser } from '../support/users.js';
-import { CONSOLE_PROJECT, DESKTOP, PHONE, expectAccessible, screenshot, signIn } from './browser.js';
+import { CONSOLE_PROJECT, PHONE, expectAccessible, screenshot, signIn, desktopPage } from './browser.js';
 
 /** A yearly schedule (nightly_report/yearly), a model (book) and a project artifact (greeting_prompt). */
 const ADMIN_PROJECT = path.join(path.dirname(CONSOLE_PROJECT), 'admin-project');
@@ -36,12 +36,7 @@ describe('the console administration pages in Chromium', function () {
     await service?.close();
   });
 
-  /** A fresh page (signed out) at desktop size; CSP violations and page errors are recorded. */
-  async function freshPage(): Promise<{ page: Page; failures: string[] }> {
-    const recording = await recordingPage(launchedBrowser(browser));
-    await recording.page.setViewportSize(DESKTOP);
-    return recording;
-  }
+  const freshPage = () => desktopPage(browser);
   const asAdmin = () => client(service.url, admin.token);
   const navLinks = (page: Page) => page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts();
 

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
+import { launchedBrowser, recordingPage } from '../api/helpers.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -20,6 +21,13 @@ export const storedToken = (page: Page): Promise<string | null> =>
 
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
+
+/** A fresh page (its own sessionStorage: signed out) at desktop size; CSP violations and page errors are recorded. */
+export async function desktopPage(launched: Parameters<typeof launchedBrowser>[0]): Promise<{ page: Page; requested: string[]; failures: string[] }> {
+  const recording = await recordingPage(launchedBrowser(launched));
+  await recording.page.setViewportSize(DESKTOP);
+  return recording;
+}
 
 /** Signs in through the console's own form and waits for the navigation that follows. */
 export async function signIn(page: Page, serviceUrl: string, email: string, password: string, path = '/console/'): Promise<void> {

@@ -2,14 +2,14 @@
 // generated form watched live to its end, pause and resume, an approval decided from the inbox, runs
 // search, what a user without runs:control sees, and axe-core on every page. Screenshots go to docs/console/.
 import { expect } from 'chai';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import type { Service } from '../../src/main.js';
-import { launchChromium, launchedBrowser, chromiumMissing, offLoopback, recordingPage } from '../api/helpers.js';
+import { launchChromium, chromiumMissing, offLoopback } from '../api/helpers.js';
 import { bootstrapAdmin, client, eventually, type Admin } from '../support/http.js';
 import { waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
 import { createUser, USER_PASSWORD, type SignedInUser } from '../support/users.js';
-import { CONSOLE_PROJECT, DESKTOP, PHONE, expectAccessible, screenshot, signIn, storedToken } from './browser.js';
+import { CONSOLE_PROJECT, PHONE, expectAccessible, screenshot, signIn, storedToken, desktopPage } from './browser.js';
 
 const OPERATOR_SCOPES = ['runs:read', 'runs:control', 'approvals:decide'];
 
@@ -34,12 +34,7 @@ describe('the console in Chromium', function () {
     await service?.close();
   });
 
-  /** A fresh page (its own sessionStorage: signed out) at desktop size; CSP violations and page errors are recorded. */
-  async function freshPage(): Promise<{ page: Page; requested: string[]; failures: string[] }> {
-    const recording = await recordingPage(launchedBrowser(browser));
-    await recording.page.setViewportSize(DESKTOP);
-    return recording;
-  }
+  const freshPage = () => desktopPage(browser);
   const startRun = async (token: string, workflow: string, input: object): Promise<string> => {
     const started = await client(service.url, token).post(`/api/workflows/${workflow}/runs?wait=false`, input);
     expect(started.status, JSON.stringify(started.body)).to.equal(202);

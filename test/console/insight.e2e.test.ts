@@ -5,10 +5,10 @@
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { Service } from '../../src/main.js';
-import { DEV_ENV, DEV_KEY, chromiumMissing, launchChromium, launchedBrowser, offLoopback, recordingPage } from '../api/helpers.js';
+import { DEV_ENV, DEV_KEY, chromiumMissing, launchChromium, offLoopback } from '../api/helpers.js';
 import { startRun, waitForStatus } from '../support/runs.js';
 import { startTestService } from '../support/service.js';
-import { CONSOLE_PROJECT, DESKTOP, expectAccessible, screenshot } from './browser.js';
+import { CONSOLE_PROJECT, expectAccessible, screenshot, desktopPage } from './browser.js';
 
 /** What a page keeps in sessionStorage under `key` (the test's tsconfig has no DOM types). */
 const stored = (page: Page, key: string): Promise<string | null> =>
@@ -33,11 +33,7 @@ describe('the console under /insight in Chromium', function () {
     await Promise.all([auto?.close(), asking?.close()]);
   });
 
-  async function freshPage(): Promise<{ page: Page; requested: string[]; failures: string[] }> {
-    const recording = await recordingPage(launchedBrowser(browser));
-    await recording.page.setViewportSize(DESKTOP);
-    return recording;
-  }
+  const freshPage = () => desktopPage(browser);
 
   it('signs in by itself with SVC_DEV_AUTO_LOGIN=1 as the dev identity, lists the runs and opens a run under /insight', async () => {
     const runId = await startRun(auto.url, DEV_KEY, 'trip', { traveller: 'Dev', nights: 1 });

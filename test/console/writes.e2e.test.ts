@@ -8,11 +8,11 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { Service } from '../../src/main.js';
-import { launchChromium, launchedBrowser, chromiumMissing, recordingPage } from '../api/helpers.js';
+import { launchChromium, chromiumMissing } from '../api/helpers.js';
 import { bootstrapAdmin, client, eventually, login, requestToken, type Admin } from '../support/http.js';
 import { startTestService } from '../support/service.js';
 import { createUser, USER_PASSWORD } from '../support/users.js';
-import { CONSOLE_PROJECT, DESKTOP, PHONE, expectAccessible, screenshot, signIn } from './browser.js';
+import { CONSOLE_PROJECT, DESKTOP, PHONE, expectAccessible, screenshot, signIn, desktopPage } from './browser.js';
 
 const ADMIN_PROJECT = path.join(path.dirname(CONSOLE_PROJECT), 'admin-project');
 const CLERK = { email: 'clerk@example.com', password: 'clerk-password-long-enough' };
@@ -77,11 +77,7 @@ describe('the console write pages and the keyboard in Chromium', function () {
     await service?.close();
   });
 
-  async function freshPage(): Promise<{ page: Page; failures: string[] }> {
-    const recording = await recordingPage(launchedBrowser(browser));
-    await recording.page.setViewportSize(DESKTOP);
-    return recording;
-  }
+  const freshPage = () => desktopPage(browser);
   const asAdmin = () => client(service.url, admin.token);
   const roleNamed = async (name: string) => ((await asAdmin().get('/auth/admin/roles')).body as Role[]).find((role) => role.name === name);
   const userNamed = async (email: string) => ((await asAdmin().get('/auth/admin/users?limit=1000')).body as User[]).find((user) => user.email === email);
