@@ -1,6 +1,6 @@
 // The service as production runs it, for the benchmarks that measure its memory: the built `svc serve`.
-import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { assertBuildIsCurrent } from '../scripts/buildCheck.js';
 import { freePort, SERVICE_LOG_LEVEL, startPeerProcess, type ChildServer, type ServiceConfig } from './httpSupport.js';
 import { BENCH_DIR } from './support.js';
 
@@ -10,7 +10,7 @@ import { BENCH_DIR } from './support.js';
  */
 export async function startCompiledService(name: string, config: ServiceConfig): Promise<ChildServer> {
   const root = path.join(BENCH_DIR, '..');
-  if (!existsSync(path.join(root, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  assertBuildIsCurrent();
   const port = await freePort();
   // Only these settings: a stray SVC_* variable of the caller's shell must not change what is measured.
   const unset = Object.fromEntries(

@@ -1,5 +1,5 @@
 // Mocha global fixtures: a current build, one PostgreSQL (embedded unless a URL is given) and a migrated template per run.
-import { assertBuildIsCurrent } from './buildCheck.js';
+import { assertBuildIsCurrent } from '../../scripts/buildCheck.js';
 import { setUpTestCluster, tearDownTestCluster } from './db.js';
 
 export async function mochaGlobalSetup(): Promise<void> {

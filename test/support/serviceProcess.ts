@@ -37,7 +37,7 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 /**
  * The compiled CLI, as `npm start` runs it (no TypeScript loader registered): it starts in a
  * fraction of the time tsx takes to compile the sources again in every child. The suite's global
- * setup refuses to run on a dist/ older than src/ (test/support/buildCheck.ts).
+ * setup refuses to run on a dist/ older than src/ (scripts/buildCheck.ts).
  */
 export const CLI_ENTRY = 'bin/svc.js';
 

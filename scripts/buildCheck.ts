@@ -1,10 +1,11 @@
-// Child processes of the suite run the compiled CLI (dist/): a dist/ older than the sources would
-// test code that is not the code in front of you, so the suite refuses to start on one.
+// Child processes of the suite and the benchmarks' service run the compiled code (dist/): a dist/
+// older than the sources would test or measure code that is not the code in front of you, so both
+// refuse to start on one.
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 function* sourceFiles(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -23,11 +24,13 @@ export function assertBuildIsCurrent(): void {
     try {
       compiledAt = statSync(compiled).mtimeMs;
     } catch {
-      throw new Error(`dist/ has no ${path.relative(REPO, compiled)}: run \`npm run build\` first (the suite's child processes run the built CLI)`);
+      throw new Error(
+        `dist/ has no ${path.relative(REPO, compiled)}: run \`npm run build\` first (the suite's child processes and the benchmarks' service run the built code)`,
+      );
     }
     if (compiledAt < statSync(file).mtimeMs) {
       throw new Error(
-        `${path.relative(REPO, file)} changed after dist/ was built: run \`npm run build\` first (the suite's child processes run the built CLI)`,
+        `${path.relative(REPO, file)} changed after dist/ was built: run \`npm run build\` first (the suite's child processes and the benchmarks' service run the built code)`,
       );
     }
   }
