@@ -134,9 +134,9 @@ export async function describeMachine(): Promise<string> {
   const client = new pg.Client({ connectionString: SERVER_URL });
   await client.connect();
   try {
-    const { rows } = await client.query<{ version: string; sc: string; fsync: string; sb: string }>(
+    const { rows } = await client.query<{ version: string; sc: string; fsync: string; sb: string; av: string }>(
       `SELECT current_setting('server_version') AS version, current_setting('synchronous_commit') AS sc,
-              current_setting('fsync') AS fsync, current_setting('shared_buffers') AS sb`,
+              current_setting('fsync') AS fsync, current_setting('shared_buffers') AS sb, current_setting('autovacuum') AS av`,
     );
     const pgInfo = rows[0]!;
     const cpus = os.cpus();
@@ -144,7 +144,7 @@ export async function describeMachine(): Promise<string> {
     return (
       `nproc ${os.availableParallelism()}, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${memGiB} GiB memory, ` +
       `Node ${process.version}, PostgreSQL ${pgInfo.version} (fsync=${pgInfo.fsync}, synchronous_commit=${pgInfo.sc}, ` +
-      `shared_buffers=${pgInfo.sb}), server ${new URL(SERVER_URL).host}`
+      `shared_buffers=${pgInfo.sb}, autovacuum=${pgInfo.av}), server ${new URL(SERVER_URL).host}`
     );
   } finally {
     await client.end();

@@ -1,0 +1,71 @@
+// The gate statement (followers, the horizon monitor, audit checkpoints look at it several times a
+// second): found through the transaction-order index on a large log, never by scanning it, and
+// right about events committed behind a transaction still running.
+import { expect } from 'chai';
+import pg from 'pg';
+import { GATE_SQL, selectGate } from '../../src/eventstore/sql.js';
+import { createTestDatabase } from '../support/db.js';
+
+/** Every plan node (depth first). */
+function nodesOf(plan: Record<string, unknown>): Record<string, unknown>[] {
+  const children = (plan.Plans as Record<string, unknown>[] | undefined) ?? [];
+  return [plan, ...children.flatMap(nodesOf)];
+}
+
+const insertEvent = (db: pg.Pool | pg.PoolClient, stream: string) =>
+  db.query(`INSERT INTO events (stream_id, stream_type, stream_position, type, data) VALUES ($1, 'gate', 1, 'noted', '{}')`, [stream]);
+
+describe('the gate: xmin and whether committed events wait behind it', function () {
+  this.timeout(60_000);
+  let db: pg.Pool;
+
+  before(async () => {
+    db = new pg.Pool({ connectionString: await createTestDatabase(), max: 3 });
+    // 1,000 transactions of 50 events, as a log is written (one transaction id per commit: one
+    // statement's 50,000 rows under a single id would be planned differently).
+    await db.query(`DO $$ BEGIN
+      FOR t IN 1..1000 LOOP
+        INSERT INTO events (stream_id, stream_type, stream_position, type, data)
+          SELECT 'bulk-' || t || '-' || g, 'gate', 1, 'noted', '{}' FROM generate_series(1, 50) g;
+        COMMIT;
+      END LOOP;
+    END $$`);
+    await db.query('ANALYZE events');
+  });
+  after(() => db.end());
+
+  it('plans no sequential scan of events', async () => {
+    const { rows } = await db.query(`EXPLAIN (FORMAT JSON) ${GATE_SQL}`);
+    const nodes = nodesOf((rows[0]['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+    const scans = nodes.filter((n) => n['Relation Name'] === 'events').map((n) => `${String(n['Node Type'])} ${String(n['Index Name'] ?? '')}`);
+    expect(scans, JSON.stringify(nodes.map((n) => n['Node Type']))).to.have.length(1);
+    expect(scans[0]).to.match(/^Index Only Scan events_transaction_order_idx|^Index Scan events_transaction_order_idx/);
+  });
+
+  it('holds events committed after a transaction still running, and none once it ends', async () => {
+    expect((await selectGate(db)).isHoldingEvents).to.equal(false);
+    const older = await db.connect();
+    try {
+      await older.query('BEGIN');
+      await older.query('SELECT pg_current_xact_id()');
+      await insertEvent(db, 'after-the-older-one');
+      const held = await selectGate(db);
+      expect(held.isHoldingEvents).to.equal(true);
+      await older.query('COMMIT');
+      const { rows } = await db.query<{ xid: string }>("SELECT max(transaction_id)::text AS xid FROM events WHERE stream_id = 'after-the-older-one'");
+      expect(BigInt(held.xmin) <= BigInt(rows[0]!.xid), 'xmin is at or before the held event').to.equal(true);
+    } finally {
+      older.release();
+    }
+    expect((await selectGate(db)).isHoldingEvents).to.equal(false);
+  });
+
+  it('holds nothing on an empty log', async () => {
+    const empty = new pg.Pool({ connectionString: await createTestDatabase(), max: 1 });
+    try {
+      expect((await selectGate(empty)).isHoldingEvents).to.equal(false);
+    } finally {
+      await empty.end();
+    }
+  });
+});
