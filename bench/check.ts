@@ -3,20 +3,38 @@
 import { fmtRatio } from './support.js';
 import { measureSvcAndBare, ratiosOf, TARGETS } from './workflows.js';
 
+type Ratios = ReturnType<typeof ratiosOf>;
+
+const CHECKS = [
+  { what: 'hello 201 runs/s vs the bare route', pick: (r: Ratios) => r.helloVsBare, floor: TARGETS.helloVsBare / 2, higherIsBetter: true },
+  { what: 'hello?wait=false completed/s vs the bare route', pick: (r: Ratios) => r.completedVsBare, floor: TARGETS.completedVsBare / 2, higherIsBetter: true },
+  { what: 'machine CPU per run vs the bare route', pick: (r: Ratios) => r.cpuVsBare, floor: TARGETS.cpuVsBare * 2, higherIsBetter: false },
+];
+
+/**
+ * Each ratio's best over the rounds so far. A second round is measured only when the first has a
+ * ratio past its floor: five-second phases on a shared machine can catch a stall, and a check
+ * that fails CI on one should not be mistaken for a regression, which fails both rounds.
+ */
+function judge(rounds: Ratios[]): { line: string; ok: boolean }[] {
+  return CHECKS.map((check) => {
+    const values = rounds.map(check.pick);
+    const best = check.higherIsBetter ? Math.max(...values) : Math.min(...values);
+    const ok = check.higherIsBetter ? best >= check.floor : best <= check.floor;
+    const shown = values.map(fmtRatio).join(', then ');
+    return { ok, line: `${ok ? 'ok  ' : 'FAIL'} ${check.what}: ${shown} (fails ${check.higherIsBetter ? 'below' : 'above'} ${fmtRatio(check.floor)})` };
+  });
+}
+
 async function main(): Promise<void> {
-  const ratios = ratiosOf(await measureSvcAndBare());
-  const checks = [
-    { what: 'hello 201 runs/s vs the bare route', ratio: ratios.helloVsBare, floor: TARGETS.helloVsBare / 2, higherIsBetter: true },
-    { what: 'hello?wait=false completed/s vs the bare route', ratio: ratios.completedVsBare, floor: TARGETS.completedVsBare / 2, higherIsBetter: true },
-    { what: 'machine CPU per run vs the bare route', ratio: ratios.cpuVsBare, floor: TARGETS.cpuVsBare * 2, higherIsBetter: false },
-  ];
-  let failed = 0;
-  for (const check of checks) {
-    const ok = check.higherIsBetter ? check.ratio >= check.floor : check.ratio <= check.floor;
-    if (!ok) failed++;
-    console.log(`${ok ? 'ok  ' : 'FAIL'} ${check.what}: ${fmtRatio(check.ratio)} (fails ${check.higherIsBetter ? 'below' : 'above'} ${fmtRatio(check.floor)})`);
+  const rounds = [ratiosOf(await measureSvcAndBare())];
+  if (judge(rounds).some((check) => !check.ok)) {
+    console.log('a ratio is past its floor: measuring a second round');
+    rounds.push(ratiosOf(await measureSvcAndBare()));
   }
-  if (failed > 0) process.exit(1);
+  const verdict = judge(rounds);
+  for (const check of verdict) console.log(check.line);
+  if (verdict.some((check) => !check.ok)) process.exit(1);
 }
 
 main().catch((error: unknown) => {
