@@ -68,6 +68,11 @@ export function connectionConfig(connectionString: string, applicationName = 'sv
 export function createPool({ connectionString, max = 10, applicationName, connectTimeoutMs = 0 }: PoolOptions): Pool {
   const pool = new pg.Pool({
     ...connectionConfig(connectionString, applicationName),
+    // A checked-out client sends each query at once, not after the previous answer: a transaction
+    // writes statements that do not depend on each other's answers in one round trip (the journal
+    // commit: BEGIN, INSERT and the read-model row reads together). Each query keeps its own Sync,
+    // so its answer or error is its own; code that awaits each query behaves as without it.
+    pipeline: true,
     max,
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: connectTimeoutMs,

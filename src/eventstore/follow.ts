@@ -5,21 +5,13 @@ import type { Logger } from '../kernel/logger.js';
 import { matchesLogFilter, type LogFilter } from './logFilter.js';
 import { selectGate, selectGlobalHead } from './sql.js';
 import type { EventStore } from './store.js';
+import { StreamFeeds } from './streamFeeds.js';
 import { compareCursors, cursorOf, type GlobalCursor, type RecordedEvent } from './types.js';
 import type { WakeReason } from './wakeUps.js';
 
 const PAGE_SIZE = 1000;
-/** Per stream and round trip when other processes' events of every followed stream are read at once. */
-const STREAM_PAGE_SIZE = 100;
 /** After a pump the tail looks at the gate this long later; while the gate holds events back, doubling up to the second. */
 const HELD_RETRY_MS = { first: 25, max: 1000 };
-
-/** A live stream subscription as the follower sees it. */
-interface StreamListener {
-  /** The last position it holds; undefined while it reads the table itself (it catches up alone). */
-  position(): number | undefined;
-  offer(event: RecordedEvent): void;
-}
 
 /**
  * Reads the global log behind the snapshot gate whenever something may have been appended and
@@ -30,17 +22,16 @@ interface StreamListener {
 export class LogFollower {
   private readonly tail = new Subject<RecordedEvent>();
   private readonly localAppends = new Subject<RecordedEvent>();
-  /** The live listeners of stream subscriptions by stream: an event costs its own stream's followers only. */
-  private readonly streamListeners = new Map<string, Set<StreamListener>>();
+  private readonly streams: StreamFeeds;
   private cursor: GlobalCursor = { transactionId: '0', globalPosition: 0 };
   private wakeSubscription: Subscription | undefined;
   private pumping = false;
   private dirty = false;
-  private streamsPumping = false;
-  private streamsDirty = false;
   private heldRetryMs = 0;
   private heldRetry: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** subscribeToAll subscribers that take this process's commits from the tail alone. */
+  private tailReadersOfLocal = 0;
 
   /** Events this process committed, delivered synchronously before the append call returns. */
   readonly localCommits$: Observable<RecordedEvent> = this.localAppends.asObservable();
@@ -49,15 +40,19 @@ export class LogFollower {
     private readonly store: EventStore,
     private readonly wakes$: Observable<WakeReason>,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.streams = new StreamFeeds(store, logger);
+  }
 
   /** Starts at the current head: the tail carries what is appended from now on. */
   async start(): Promise<void> {
     this.cursor = await selectGlobalHead(this.store.pool);
     this.wakeSubscription = this.wakes$.subscribe((reason) => {
-      void this.pump();
+      // After a local commit only for subscribers that do not take it from localCommits$ already:
+      // others read this process's events when another process's wake-up (or the poll) comes.
+      if (reason !== 'local' || this.tailReadersOfLocal > 0) void this.pump();
       // This process's own commits reached the stream listeners before their append returned.
-      if (reason !== 'local') void this.pumpStreams();
+      if (reason !== 'local') void this.streams.pump();
     });
   }
 
@@ -67,7 +62,7 @@ export class LogFollower {
     clearTimeout(this.heldRetry);
     this.tail.complete();
     this.localAppends.complete();
-    this.streamListeners.clear();
+    this.streams.clear();
   }
 
   /**
@@ -77,78 +72,23 @@ export class LogFollower {
   publishLocal(events: readonly RecordedEvent[]): void {
     for (const event of events) {
       this.localAppends.next(event);
-      this.notifyStream(event);
+      this.streams.offer(event);
     }
   }
 
-  private notifyStream(event: RecordedEvent): void {
-    const listeners = this.streamListeners.get(event.streamId);
-    if (listeners) for (const listener of listeners) listener.offer(event);
+  /** The stream's events after position `after`: replay from the table, then live (see StreamFeeds). */
+  subscribeToStream(streamId: string, after = 0, options: { liveOnly?: boolean } = {}): Observable<RecordedEvent> {
+    return this.streams.subscribe(streamId, after, options);
   }
 
   /**
-   * The stream's events after position `after`: replay from the table, then live; no gap, no
-   * duplicate. `liveOnly` skips the first read of the table: the caller has read up to `after`.
+   * The global log after `after` (optionally only the events `filter` takes): replay, then live, in
+   * order. `localCommitsTaken`: the subscriber also takes localCommits$ (and so sees this process's
+   * events twice, the second time later than without it): the tail then reads no sooner for it.
    */
-  subscribeToStream(streamId: string, after = 0, { liveOnly = false } = {}): Observable<RecordedEvent> {
+  subscribeToAll(after: GlobalCursor, filter: LogFilter = {}, { localCommitsTaken = false } = {}): Observable<RecordedEvent> {
     return new Observable<RecordedEvent>((subscriber) => {
-      let last = after;
-      let reading = false;
-      let dirty = false;
-      let closed = false;
-      const deliver = (event: RecordedEvent): void => {
-        if (event.streamPosition !== last + 1) return;
-        last = event.streamPosition;
-        subscriber.next(event);
-      };
-      const readFromTable = async (): Promise<void> => {
-        if (reading) {
-          dirty = true;
-          return;
-        }
-        reading = true;
-        try {
-          do {
-            dirty = false;
-            for (;;) {
-              const page = await this.store.readStream(streamId, last, PAGE_SIZE);
-              if (closed) return;
-              page.forEach(deliver);
-              if (page.length < PAGE_SIZE) break;
-            }
-          } while (dirty && !closed);
-        } catch (error) {
-          this.logger.warn({ err: error, streamId }, 'stream read failed; retrying on the next wake-up');
-        } finally {
-          reading = false;
-        }
-      };
-      // No read per subscriber on wake-ups (a thousand SSE followers would be a thousand queries
-      // every tick): pumpStreams reads every followed stream in one query, from the furthest-behind
-      // subscriber on. Only a gap (a local commit whose callback overtook an earlier one's) makes a
-      // subscriber read on its own.
-      const listener: StreamListener = {
-        position: () => (reading ? undefined : last),
-        offer: (event) => {
-          if (event.streamPosition <= last) return;
-          if (!reading && event.streamPosition === last + 1) deliver(event);
-          else void readFromTable();
-        },
-      };
-      const listeners = this.streamListeners.get(streamId) ?? new Set();
-      this.streamListeners.set(streamId, listeners.add(listener));
-      if (!liveOnly) void readFromTable();
-      return () => {
-        closed = true;
-        listeners.delete(listener);
-        if (listeners.size === 0 && this.streamListeners.get(streamId) === listeners) this.streamListeners.delete(streamId);
-      };
-    });
-  }
-
-  /** The global log after `after` (optionally only the events `filter` takes): replay, then live, in order. */
-  subscribeToAll(after: GlobalCursor, filter: LogFilter = {}): Observable<RecordedEvent> {
-    return new Observable<RecordedEvent>((subscriber) => {
+      if (!localCommitsTaken) this.tailReadersOfLocal++;
       let last = after;
       let replaying = true;
       let closed = false;
@@ -186,6 +126,7 @@ export class LogFollower {
       void replay();
       return () => {
         closed = true;
+        if (!localCommitsTaken) this.tailReadersOfLocal--;
         live.unsubscribe();
         wakes.unsubscribe();
       };
@@ -250,51 +191,5 @@ export class LogFollower {
     } finally {
       this.pumping = false;
     }
-  }
-
-  /**
-   * Other processes' events of every followed stream in one query per wake-up, each stream read
-   * from its furthest-behind listener, without the gate: a stream's visible positions have no gap.
-   */
-  private async pumpStreams(): Promise<void> {
-    if (this.streamsPumping) {
-      this.streamsDirty = true;
-      return;
-    }
-    this.streamsPumping = true;
-    try {
-      do {
-        this.streamsDirty = false;
-        for (let isPageFull = true; isPageFull;) {
-          const followed = this.followedPositions();
-          if (followed.length === 0) break;
-          const events = await this.store.readStreamsAfter(followed, STREAM_PAGE_SIZE);
-          const perStream = new Map<string, number>();
-          for (const event of events) {
-            perStream.set(event.streamId, (perStream.get(event.streamId) ?? 0) + 1);
-            this.notifyStream(event);
-          }
-          isPageFull = [...perStream.values()].some((count) => count === STREAM_PAGE_SIZE);
-        }
-      } while (this.streamsDirty);
-    } catch (error) {
-      this.logger.warn({ err: error }, 'reading the followed streams failed; retrying on the next wake-up');
-    } finally {
-      this.streamsPumping = false;
-    }
-  }
-
-  /** Each followed stream with the lowest position among its listeners that are not reading it themselves. */
-  private followedPositions(): { streamId: string; after: number }[] {
-    const followed: { streamId: string; after: number }[] = [];
-    for (const [streamId, listeners] of this.streamListeners) {
-      let after: number | undefined;
-      for (const listener of listeners) {
-        const position = listener.position();
-        if (position !== undefined && (after === undefined || position < after)) after = position;
-      }
-      if (after !== undefined) followed.push({ streamId, after });
-    }
-    return followed;
   }
 }

@@ -1,6 +1,7 @@
 // The event store: append with optimistic concurrency, read streams and the gated global log, follow live.
 export * from './types.js';
-export { EventStore, EventTransaction, type AppendOptions, type InlineProjector } from './store.js';
+export { EventStore } from './store.js';
+export { EventTransaction, type AppendOptions, type InlineProjector } from './transaction.js';
 export { WakeUps, EVENTS_CHANNEL, type WakeReason } from './wakeUps.js';
 export { LogFollower } from './follow.js';
 export { HorizonWatch, type HorizonStatus } from './horizon.js';

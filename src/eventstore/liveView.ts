@@ -52,7 +52,7 @@ export async function startLiveView(
     follower.localCommits$.subscribe((event) => {
       if (wanted(event)) apply(event);
     }),
-    follower.subscribeToAll(head, { streamTypes: spec.streamTypes }).subscribe({
+    follower.subscribeToAll(head, { streamTypes: spec.streamTypes }, { localCommitsTaken: true }).subscribe({
       next: (event) => apply(event),
       error: (error: unknown) => logger.error({ err: error, view: spec.name }, 'live view feed failed'),
     }),

@@ -1,6 +1,6 @@
 // Appending (optimistic concurrency, inline projections, wake-ups after commit) and reading the log.
 import { CommitOutcomeUnknown, isConnectionLoss } from '../db/connectionLoss.js';
-import type { Pool, PoolClient, Queryable } from '../db/pool.js';
+import type { Pool, Queryable } from '../db/pool.js';
 import { withCause } from '../kernel/causation.js';
 import { VersionConflictError } from '../kernel/errors.js';
 import { countAppended } from '../metrics/registry.js';
@@ -8,13 +8,8 @@ import { GroupCommit } from './groupCommit.js';
 import { ChainHeads } from './chainHeads.js';
 import { checkExpectedVersion, insertStreams } from './insert.js';
 import { selectGlobalEvents, type LogFilter, selectStreamEvents, selectStreamsAfter, selectStreamVersion } from './sql.js';
+import { conflictWithActualVersion, EventTransaction, outcomesOf, type AppendOptions, type InlineProjector, type StreamOutcome } from './transaction.js';
 import type { AppendResult, AppendToStream, EventMetadata, GlobalCursor, RecordedEvent } from './types.js';
-
-/** Applies read models inside the append transaction (implemented by projections/). */
-export interface InlineProjector {
-  handlesAny(types: readonly string[]): boolean;
-  apply(client: Queryable, events: readonly RecordedEvent[]): Promise<void>;
-}
 
 export interface EventStoreOptions {
   pool: Pool;
@@ -23,83 +18,8 @@ export interface EventStoreOptions {
   onCommit?: (events: readonly RecordedEvent[]) => void;
 }
 
-export interface AppendOptions {
-  /** Stored with every event of the call (actor, tenant, request id, causation). */
-  metadata?: EventMetadata;
-}
-
 /** Lost `any` races past this many back off a few jittered milliseconds so the writers spread out. */
 const ANY_VERSION_EAGER_RETRIES = 3;
-
-/** What one stream got from `appendEach`: its events, or the conflict that left it out. */
-export type StreamOutcome = { events: RecordedEvent[] } | { conflict: VersionConflictError };
-
-/** A transaction that may append to several streams; it commits or rolls back as a whole. */
-export class EventTransaction {
-  readonly appended: RecordedEvent[] = [];
-
-  constructor(
-    readonly client: PoolClient,
-    private readonly projector: InlineProjector | undefined,
-    private readonly heads?: ChainHeads,
-  ) {}
-
-  /** Appends to every stream or, when one is not at its expected version, throws for it. */
-  async append(streams: AppendToStream | readonly AppendToStream[], options: AppendOptions = {}): Promise<AppendResult> {
-    const requests = Array.isArray(streams) ? streams : [streams as AppendToStream];
-    const outcomes = await this.appendEach(requests, options);
-    const result: AppendResult = { versions: {}, events: [] };
-    for (const [index, request] of requests.entries()) {
-      const outcome = outcomes[index]!;
-      if ('conflict' in outcome) {
-        throw await conflictWithActualVersion(this.client, request);
-      }
-      result.events.push(...outcome.events);
-      result.versions[request.streamId] = outcome.events.at(-1)?.streamPosition ?? (await selectStreamVersion(this.client, request.streamId));
-    }
-    return result;
-  }
-
-  /**
-   * Appends to each stream on its own terms in one statement: a stream not at its expected version
-   * is left out (its outcome says so) and the others still go in. The caller decides whether that
-   * fails the transaction. A concurrent writer of a stream's positions throws VersionConflictError.
-   */
-  async appendEach(requests: readonly AppendToStream[], options: AppendOptions = {}): Promise<StreamOutcome[]> {
-    const recorded = await insertStreams(
-      this.client,
-      requests.map((request) => withCauses(request, options.metadata)),
-      this.heads,
-    );
-    if (this.projector && recorded.length > 0) await this.projector.apply(this.client, recorded);
-    this.appended.push(...recorded);
-    return outcomesOf(requests, recorded);
-  }
-}
-
-/** The request with each event's metadata (the call's, then the event's own) completed by its cause. */
-function withCauses(request: AppendToStream, metadata: EventMetadata | undefined): AppendToStream {
-  const shared = withCause(metadata);
-  return {
-    ...request,
-    events: request.events.map((e) => ({ ...e, metadata: e.metadata ? withCause({ ...metadata, ...e.metadata }) : shared })),
-  };
-}
-
-/** Each request's events among those inserted; a request with events and none inserted was not at its version. */
-function outcomesOf(requests: readonly AppendToStream[], recorded: readonly RecordedEvent[]): StreamOutcome[] {
-  const byStream = new Map<string, RecordedEvent[]>();
-  for (const event of recorded) {
-    const events = byStream.get(event.streamId);
-    if (events) events.push(event);
-    else byStream.set(event.streamId, [event]);
-  }
-  return requests.map((request) => {
-    if (request.events.length === 0) return { events: [] };
-    const events = byStream.get(request.streamId);
-    return events ? { events } : { conflict: new VersionConflictError(request.streamId, request.expectedVersion, null) };
-  });
-}
 
 /** A single-stream append waiting for a group commit. */
 interface SingleAppend {
@@ -195,11 +115,16 @@ export class EventStore {
   /** Runs `work` in one transaction; wake-ups go out after the commit, never inside it. */
   async transact<T>(work: (tx: EventTransaction) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    const tx = new EventTransaction(client, this.projector, this.heads);
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
-      const tx = new EventTransaction(client, this.projector, this.heads);
+      // Not awaited: the pooled client pipelines, so the work's first statements travel with BEGIN.
+      // A BEGIN that fails fails them too; it is awaited before COMMIT.
+      const begun = client.query('BEGIN');
+      begun.catch(() => undefined);
       const result = await work(tx);
+      await begun;
+      await tx.settled();
       await client.query('COMMIT').catch((error: unknown) => {
         // Lost in flight, the COMMIT may have happened or not: callers must not take it for a rollback.
         throw isConnectionLoss(error) ? new CommitOutcomeUnknown(error) : error;
@@ -207,10 +132,12 @@ export class EventStore {
       if (tx.appended.length > 0) this.committed(tx.appended);
       return result;
     } catch (error) {
+      // A failed read-model write aborts the transaction: what failed after it only says so.
+      const cause = (await tx.writeFailure()) ?? error;
       await client.query('ROLLBACK').catch((rollbackError: Error) => {
         broken = rollbackError;
       });
-      throw error;
+      throw cause;
     } finally {
       client.release(broken);
     }
@@ -252,9 +179,4 @@ export class EventStore {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** The conflict of a request that was not at its expected version, saying where the stream is. */
-async function conflictWithActualVersion(client: Queryable, { streamId, expectedVersion }: AppendToStream): Promise<VersionConflictError> {
-  return new VersionConflictError(streamId, expectedVersion, await selectStreamVersion(client, streamId).catch(() => null));
 }

@@ -1,5 +1,6 @@
 // Users' personal values in the log: sealed on append, opened on read, claimed by blind index.
-import type { AppendOptions, EventStore } from '../eventstore/store.js';
+import type { EventStore } from '../eventstore/store.js';
+import type { AppendOptions } from '../eventstore/transaction.js';
 import type { AppendResult, AppendToStream, NewEvent, RecordedEvent } from '../eventstore/types.js';
 import type { DataKeys } from '../privacy/dataKeys.js';
 import { userSubject } from '../privacy/dataKeys.js';

@@ -1,6 +1,7 @@
 // Model records as events on `record-<model>-<id>` streams; the model's table is their inline projection.
 import { runCommand } from '../eventstore/command.js';
-import type { EventStore, EventTransaction } from '../eventstore/store.js';
+import type { EventStore } from '../eventstore/store.js';
+import type { EventTransaction } from '../eventstore/transaction.js';
 import type { AppendToStream, EventMetadata, NewEvent, RecordedEvent } from '../eventstore/types.js';
 import { NotFoundError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';

@@ -1,10 +1,10 @@
 // The projections a process knows, applied inline in every append transaction.
 import type { Queryable } from '../db/pool.js';
-import type { InlineProjector } from '../eventstore/store.js';
+import type { InlineProjector, ProjectorPass } from '../eventstore/transaction.js';
 import type { RecordedEvent } from '../eventstore/types.js';
 import { RowFold } from './fold.js';
 import { deleteRows, loadRows, readTableShape, upsertRows, type TableShape } from './tableSql.js';
-import type { RowProjection } from './types.js';
+import type { Row, RowKey, RowProjection } from './types.js';
 
 export const LIVE_SCHEMA = 'public';
 
@@ -38,8 +38,43 @@ export class ProjectionRegistry implements InlineProjector {
     return types.some((t) => this.byEventType.has(t));
   }
 
-  /** Applies the events to every projection that handles them, inside the caller's transaction. */
-  async apply(client: Queryable, events: readonly RecordedEvent[]): Promise<void> {
+  /**
+   * Starts applying events about to be inserted in `client`'s transaction: the locking reads of the
+   * rows they will touch are sent now, behind the INSERT on the pipelined connection, so they cost no
+   * round trip of their own. The pass then folds the events as inserted (their positions and times).
+   */
+  begin(client: Queryable, upcoming: readonly RecordedEvent[]): ProjectorPass {
+    const ahead = new Map<RowProjection, Promise<SeedRows>>();
+    for (const [projection, events] of this.touchedBy(upcoming)) {
+      const shape = this.shapes.get(projection.name);
+      // A table not used yet in this process: its shape is read first, its rows when applying.
+      if (!shape) continue;
+      const keys = new RowFold(projection).unknownKeys(events);
+      const rows = loadRows(client, shape, keys, true).then((found) => ({ keys, rows: found }));
+      // The INSERT ahead of it may fail (then this read fails too): that error is the one reported.
+      rows.catch(() => undefined);
+      ahead.set(projection, rows);
+    }
+    return { apply: (inserted) => this.applyInserted(client, inserted, ahead) };
+  }
+
+  /** Folds the inserted events into every table they touch and sends the writes (all before awaiting one). */
+  private async applyInserted(
+    client: Queryable,
+    events: readonly RecordedEvent[],
+    ahead: ReadonlyMap<RowProjection, Promise<SeedRows>>,
+  ): Promise<{ written: Promise<void> }> {
+    const writes: Promise<void>[] = [];
+    for (const [projection, projectionEvents] of this.touchedBy(events)) {
+      const shape = await this.shapeOf(client, projection);
+      writes.push(...(await foldIntoTable(client, projection, shape, projectionEvents, await ahead.get(projection))));
+    }
+    const written = Promise.all(writes).then(() => undefined);
+    written.catch(() => undefined);
+    return { written };
+  }
+
+  private touchedBy(events: readonly RecordedEvent[]): Map<RowProjection, RecordedEvent[]> {
     const touched = new Map<RowProjection, RecordedEvent[]>();
     for (const event of events) {
       for (const projection of this.byEventType.get(event.type) ?? []) {
@@ -48,9 +83,7 @@ export class ProjectionRegistry implements InlineProjector {
         touched.set(projection, list);
       }
     }
-    for (const [projection, projectionEvents] of touched) {
-      await applyToTable(client, projection, await this.shapeOf(client, projection), projectionEvents);
-    }
+    return touched;
   }
 
   /** Forgets cached table shapes (after a rebuild swapped a table or a migration changed one). */
@@ -68,13 +101,33 @@ export class ProjectionRegistry implements InlineProjector {
   }
 }
 
-/** Loads (and locks) the touched rows, folds the events, writes the result back. */
-export async function applyToTable(client: Queryable, projection: RowProjection, shape: TableShape, events: readonly RecordedEvent[]): Promise<void> {
+/** Rows read for a fold: the keys asked for and the rows the table holds of them. */
+interface SeedRows {
+  keys: RowKey[];
+  rows: Row[];
+}
+
+/**
+ * Folds the events into the rows they touch (those of `seed`, read ahead, and any other read and
+ * locked now) and sends the writes; answers them, to await before the commit.
+ */
+async function foldIntoTable(
+  client: Queryable,
+  projection: RowProjection,
+  shape: TableShape,
+  events: readonly RecordedEvent[],
+  seed?: SeedRows,
+): Promise<Promise<void>[]> {
   const fold = new RowFold(projection);
+  if (seed) fold.seed(seed.keys, seed.rows);
   const keys = fold.unknownKeys(events);
   fold.seed(keys, await loadRows(client, shape, keys, true));
   for (const event of events) fold.apply(event);
   const { upserts, deletes } = fold.takeChanges();
-  await upsertRows(client, shape, upserts);
-  await deleteRows(client, shape, deletes);
+  return [upsertRows(client, shape, upserts), deleteRows(client, shape, deletes)];
+}
+
+/** Loads (and locks) the touched rows, folds the events, writes the result back. */
+export async function applyToTable(client: Queryable, projection: RowProjection, shape: TableShape, events: readonly RecordedEvent[]): Promise<void> {
+  await Promise.all(await foldIntoTable(client, projection, shape, events));
 }

@@ -105,6 +105,34 @@ describe('inline projections', () => {
     expect(await tableChecksum(kernel.pool)).to.deep.equal(before);
   });
 
+  it('reports the write the read model refused, not the aborted statements the pipeline sent after it', async () => {
+    const id = randomUUID();
+    await kernel.store.append(appendTo(id, 0, e.opened(id, 'Niklaus', '2024-01-01T00:00:00Z', 10)));
+    const before = await tableChecksum(kernel.pool);
+    // The row's write is sent, not awaited: the statement behind it fails with 25P02 (transaction aborted).
+    const error = await kernel.store
+      .transact(async (tx) => {
+        await tx.appendEach([appendTo(id, 1, e.withdrawn(id, 11))]);
+        await tx.client.query('SELECT 1');
+      })
+      .catch((caught: unknown) => caught);
+    expect((error as { code?: string }).code).to.equal('23514');
+    expect(await kernel.store.streamVersion(accountStream(id))).to.equal(1);
+    expect(await tableChecksum(kernel.pool)).to.deep.equal(before);
+  });
+
+  it('reads the rows ahead of the INSERT: a later statement of the transaction sees the written row', async () => {
+    const id = randomUUID();
+    await kernel.store.append(appendTo(id, 0, e.opened(id, 'Frances', '2024-01-01T00:00:00Z', 10)));
+    const seen = await kernel.store.transact(async (tx) => {
+      await tx.appendEach([appendTo(id, 1, e.deposited(id, 5))]);
+      const { rows } = await tx.client.query<{ balance_cents: number }>('SELECT balance_cents FROM accounts WHERE id = $1', [id]);
+      return rows[0]!.balance_cents;
+    });
+    expect(seen).to.equal(15);
+    expect(await account(id)).to.include({ balance_cents: 15, version: 2 });
+  });
+
   it('serialises concurrent appends to one row: no lost update', async () => {
     const id = randomUUID();
     await kernel.store.append(appendTo(id, 0, e.opened(id, 'Barbara', '2024-01-01T00:00:00Z')));

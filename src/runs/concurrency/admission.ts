@@ -1,7 +1,8 @@
 // Admission under spec.concurrency, at the database: a run takes a slot (run_dequeued) or joins the
 // queue (run_queued) in the commit of its own append, under the (workflow, key) lock; and a pass, run
 // by every worker's claim loop, dequeues waiting runs in arrival order as slots free.
-import type { EventStore, EventTransaction } from '../../eventstore/store.js';
+import type { EventStore } from '../../eventstore/store.js';
+import type { EventTransaction } from '../../eventstore/transaction.js';
 import { concurrencyKeyOf, type ConcurrencyDefinition } from '../../workflows/concurrency.js';
 import type { WorkflowRegistry } from '../../workflows/registry.js';
 import { runEvent, runStream, type RunEvent } from '../events.js';

@@ -1,6 +1,7 @@
 // Writing a drive's pending events to the run's journal, and merging what others appended meanwhile.
 import { isCommitOutcomeUnknown } from '../../db/connectionLoss.js';
-import type { EventStore, EventTransaction } from '../../eventstore/store.js';
+import type { EventStore } from '../../eventstore/store.js';
+import type { EventTransaction } from '../../eventstore/transaction.js';
 import type { Clock } from '../../kernel/clock.js';
 import { withCause } from '../../kernel/causation.js';
 import { VersionConflictError } from '../../kernel/errors.js';

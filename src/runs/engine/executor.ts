@@ -88,7 +88,7 @@ export class RunExecutor {
     this.subscriptions = [
       follower.localCommits$.subscribe(onEvent),
       follower
-        .subscribeToAll(head, { streamTypes: ['run'] })
+        .subscribeToAll(head, { streamTypes: ['run'] }, { localCommitsTaken: true })
         .subscribe({ next: onEvent, error: (error: unknown) => logger.error({ err: error }, 'run feed failed') }),
     ];
     this.claims.start();

@@ -1,7 +1,7 @@
 // A child run's end, told to its parent: child_finished goes on the parent's stream in the same
 // transaction as the child's terminal event, so a crash between the two cannot strand a waiting parent.
 import { selectStreamEvents, selectStreamVersion } from '../../eventstore/sql.js';
-import type { EventTransaction } from '../../eventstore/store.js';
+import type { EventTransaction } from '../../eventstore/transaction.js';
 import { runEvent, runStream, TERMINAL_EVENT_TYPES, type ChildFinished, type RunEventType } from '../events.js';
 import type { RunState } from '../state.js';
 

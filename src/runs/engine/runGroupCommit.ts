@@ -1,7 +1,8 @@
 // Group commit of run appends: the flushes of many runs share one transaction, each run's lease
 // checked inside it. A run still waits for its own append to commit before its next step starts.
 import { GroupCommit, RefusedEntries, type GroupCommitLimits } from '../../eventstore/groupCommit.js';
-import type { EventStore, EventTransaction } from '../../eventstore/store.js';
+import type { EventStore } from '../../eventstore/store.js';
+import type { EventTransaction } from '../../eventstore/transaction.js';
 import type { NewEvent, RecordedEvent } from '../../eventstore/types.js';
 import { settleLeases } from './leases.js';
 

@@ -1,6 +1,6 @@
 // ModelOp: a record operation on a context model; writes commit with the step's events.
 import type { Queryable } from '../../../db/pool.js';
-import type { EventTransaction } from '../../../eventstore/store.js';
+import type { EventTransaction } from '../../../eventstore/transaction.js';
 import { isAppError, ValidationError } from '../../../kernel/errors.js';
 import { isUuid } from '../../../kernel/ids.js';
 import type { JsonObject, JsonValue } from '../../../kernel/json.js';

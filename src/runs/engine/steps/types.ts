@@ -1,7 +1,7 @@
 // What a step executor receives and answers; executors hold no state between calls.
 import type { ArtifactCatalog } from '../../../artifacts/catalog.js';
 import type { Pool } from '../../../db/pool.js';
-import type { EventTransaction } from '../../../eventstore/store.js';
+import type { EventTransaction } from '../../../eventstore/transaction.js';
 import type { JsonObject } from '../../../kernel/json.js';
 import type { RecordCommands } from '../../../models/records.js';
 import type { ModelRegistry } from '../../../models/registry.js';

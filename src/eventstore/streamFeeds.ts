@@ -1,0 +1,145 @@
+// Stream subscriptions, fed without the gate: this process's commits at once, other processes'
+// from one read of every followed stream per wake-up.
+import { Observable } from 'rxjs';
+import type { Logger } from '../kernel/logger.js';
+import type { EventStore } from './store.js';
+import type { RecordedEvent } from './types.js';
+
+const PAGE_SIZE = 1000;
+/** Per stream and round trip when other processes' events of every followed stream are read at once. */
+const STREAM_PAGE_SIZE = 100;
+
+/** A live stream subscription as the follower sees it. */
+interface StreamListener {
+  /** The last position it holds; undefined while it reads the table itself (it catches up alone). */
+  position(): number | undefined;
+  offer(event: RecordedEvent): void;
+}
+
+/** The live listeners of stream subscriptions by stream: an event costs its own stream's followers only. */
+export class StreamFeeds {
+  private readonly listeners = new Map<string, Set<StreamListener>>();
+  private pumping = false;
+  private dirty = false;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly logger: Logger,
+  ) {}
+
+  clear(): void {
+    this.listeners.clear();
+  }
+
+  /** Offers an event to its stream's listeners. */
+  offer(event: RecordedEvent): void {
+    const listeners = this.listeners.get(event.streamId);
+    if (listeners) for (const listener of listeners) listener.offer(event);
+  }
+
+  /**
+   * The stream's events after position `after`: replay from the table, then live; no gap, no
+   * duplicate. `liveOnly` skips the first read of the table: the caller has read up to `after`.
+   */
+  subscribe(streamId: string, after = 0, { liveOnly = false } = {}): Observable<RecordedEvent> {
+    return new Observable<RecordedEvent>((subscriber) => {
+      let last = after;
+      let reading = false;
+      let dirty = false;
+      let closed = false;
+      const deliver = (event: RecordedEvent): void => {
+        if (event.streamPosition !== last + 1) return;
+        last = event.streamPosition;
+        subscriber.next(event);
+      };
+      const readFromTable = async (): Promise<void> => {
+        if (reading) {
+          dirty = true;
+          return;
+        }
+        reading = true;
+        try {
+          do {
+            dirty = false;
+            for (;;) {
+              const page = await this.store.readStream(streamId, last, PAGE_SIZE);
+              if (closed) return;
+              page.forEach(deliver);
+              if (page.length < PAGE_SIZE) break;
+            }
+          } while (dirty && !closed);
+        } catch (error) {
+          this.logger.warn({ err: error, streamId }, 'stream read failed; retrying on the next wake-up');
+        } finally {
+          reading = false;
+        }
+      };
+      // No read per subscriber on wake-ups (a thousand SSE followers would be a thousand queries
+      // every tick): pumpStreams reads every followed stream in one query, from the furthest-behind
+      // subscriber on. Only a gap (a local commit whose callback overtook an earlier one's) makes a
+      // subscriber read on its own.
+      const listener: StreamListener = {
+        position: () => (reading ? undefined : last),
+        offer: (event) => {
+          if (event.streamPosition <= last) return;
+          if (!reading && event.streamPosition === last + 1) deliver(event);
+          else void readFromTable();
+        },
+      };
+      const listeners = this.listeners.get(streamId) ?? new Set();
+      this.listeners.set(streamId, listeners.add(listener));
+      if (!liveOnly) void readFromTable();
+      return () => {
+        closed = true;
+        listeners.delete(listener);
+        if (listeners.size === 0 && this.listeners.get(streamId) === listeners) this.listeners.delete(streamId);
+      };
+    });
+  }
+
+  /**
+   * Other processes' events of every followed stream in one query per wake-up, each stream read
+   * from its furthest-behind listener, without the gate: a stream's visible positions have no gap.
+   */
+  async pump(): Promise<void> {
+    if (this.pumping) {
+      this.dirty = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.dirty = false;
+        for (let isPageFull = true; isPageFull;) {
+          const followed = this.followedPositions();
+          if (followed.length === 0) break;
+          const events = await this.store.readStreamsAfter(followed, STREAM_PAGE_SIZE);
+          const perStream = new Map<string, number>();
+          for (const event of events) {
+            perStream.set(event.streamId, (perStream.get(event.streamId) ?? 0) + 1);
+            this.offer(event);
+          }
+          isPageFull = [...perStream.values()].some((count) => count === STREAM_PAGE_SIZE);
+        }
+      } while (this.dirty);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'reading the followed streams failed; retrying on the next wake-up');
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Each followed stream with the lowest position among its listeners that are not reading it themselves. */
+  private followedPositions(): { streamId: string; after: number }[] {
+    const followed: { streamId: string; after: number }[] = [];
+    for (const [streamId, listeners] of this.listeners) {
+      let after: number | undefined;
+      for (const listener of listeners) {
+        const position = listener.position();
+        if (position !== undefined && (after === undefined || position < after)) after = position;
+      }
+      if (after !== undefined) followed.push({ streamId, after });
+    }
+    return followed;
+  }
+}
