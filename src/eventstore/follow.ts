@@ -10,6 +10,8 @@ import { compareCursors, cursorOf, type GlobalCursor, type RecordedEvent } from 
 import type { WakeReason } from './wakeUps.js';
 
 const PAGE_SIZE = 1000;
+/** This process's transactions the tail skips at most (it passes them at its next read that is not full). */
+const MAX_SKIPPED_TRANSACTIONS = 10_000;
 /** After a pump the tail looks at the gate this long later; while the gate holds events back, doubling up to the second. */
 const HELD_RETRY_MS = { first: 25, max: 1000 };
 
@@ -32,6 +34,11 @@ export class LogFollower {
   private stopped = false;
   /** subscribeToAll subscribers that take this process's commits from the tail alone. */
   private tailReadersOfLocal = 0;
+  /**
+   * This process's commits (transaction ids) the tail has not passed yet: while no subscriber needs
+   * them from the tail, its reads skip them rather than parse back what this process just wrote.
+   */
+  private readonly localTransactions = new Set<string>();
 
   /** Events this process committed, delivered synchronously before the append call returns. */
   readonly localCommits$: Observable<RecordedEvent> = this.localAppends.asObservable();
@@ -70,6 +77,7 @@ export class LogFollower {
    * positions commit in order, so no gate is needed within one stream).
    */
   publishLocal(events: readonly RecordedEvent[]): void {
+    this.rememberLocal(events);
     for (const event of events) {
       this.localAppends.next(event);
       this.streams.offer(event);
@@ -147,19 +155,38 @@ export class LogFollower {
     }
   }
 
-  /** Reads and delivers every event the gate lets through, again while wake-ups came meanwhile. */
+  /**
+   * Reads and delivers every event the gate lets through, again while wake-ups came meanwhile. After
+   * a page that is not full everything older than its gate is behind the tail: the cursor moves up
+   * to the gate, past this process's transactions it skipped.
+   */
   private async readAll(): Promise<void> {
     do {
       this.dirty = false;
       for (let isPageFull = true; isPageFull;) {
-        const page = await this.store.readGlobal(this.cursor, PAGE_SIZE);
-        for (const event of page) {
+        const skipped = this.tailReadersOfLocal === 0 ? [...this.localTransactions] : [];
+        const { events, gate } = await this.store.readTail(this.cursor, PAGE_SIZE, skipped);
+        for (const event of events) {
           this.cursor = cursorOf(event);
           this.tail.next(event);
         }
-        isPageFull = page.length === PAGE_SIZE;
+        isPageFull = events.length === PAGE_SIZE;
+        const gateCursor = { transactionId: gate, globalPosition: 0 };
+        if (!isPageFull && compareCursors(this.cursor, gateCursor) < 0) this.cursor = gateCursor;
+        for (const transactionId of this.localTransactions) {
+          if (compareCursors({ transactionId, globalPosition: Number.MAX_SAFE_INTEGER }, this.cursor) < 0) this.localTransactions.delete(transactionId);
+        }
       }
     } while (this.dirty);
+  }
+
+  private rememberLocal(events: readonly RecordedEvent[]): void {
+    for (const event of events) this.localTransactions.add(event.transactionId);
+    // Bounded: a transaction forgotten early is read back, which the subscribers that skip it tolerate.
+    for (const transactionId of this.localTransactions) {
+      if (this.localTransactions.size <= MAX_SKIPPED_TRANSACTIONS) break;
+      this.localTransactions.delete(transactionId);
+    }
   }
 
   /**

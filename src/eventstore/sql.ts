@@ -101,6 +101,32 @@ export async function selectGlobalEvents(client: Queryable, cursor: GlobalCursor
 }
 
 /**
+ * A page of the gated log as selectGlobalEvents reads it, less the events of `skipped` transactions,
+ * and the gate it read behind (the statement's xmin): after a page that is not full, every event of
+ * a transaction older than the gate has been read or skipped.
+ */
+export async function selectTailPage(
+  client: Queryable,
+  cursor: GlobalCursor,
+  limit: number,
+  skipped: readonly string[],
+): Promise<{ events: RecordedEvent[]; gate: string }> {
+  const { rows } = await client.query<EventRow & { gate: string; xid: string | null }>(
+    `SELECT g.xmin::text AS gate, e.* FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin) g
+     LEFT JOIN LATERAL (
+       SELECT ${EVENT_COLUMNS}, events.transaction_id AS xid FROM events
+       WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+         AND transaction_id < g.xmin AND transaction_id <> ALL($4::xid8[])
+       ORDER BY events.transaction_id, events.global_position
+       LIMIT $3
+     ) e ON true
+     ORDER BY e.xid, e.global_position`,
+    [cursor.transactionId, cursor.globalPosition, limit, skipped],
+  );
+  return { events: rows.filter((row) => row.xid !== null).map(toRecordedEvent), gate: rows[0]!.gate };
+}
+
+/**
  * Events after `afterPosition` in global_position order, without the gate: either the caller reads
  * inside one REPEATABLE READ transaction, whose snapshot decides what is seen (a rebuild's replay),
  * or it can take events twice and out of order (RecentEvents). Within a stream this is stream order,

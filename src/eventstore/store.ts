@@ -7,7 +7,7 @@ import { countAppended } from '../metrics/registry.js';
 import { GroupCommit } from './groupCommit.js';
 import { ChainHeads } from './chainHeads.js';
 import { checkExpectedVersion, insertStreams } from './insert.js';
-import { selectGlobalEvents, type LogFilter, selectStreamEvents, selectStreamsAfter, selectStreamVersion } from './sql.js';
+import { selectGlobalEvents, type LogFilter, selectStreamEvents, selectStreamsAfter, selectStreamVersion, selectTailPage } from './sql.js';
 import { conflictWithActualVersion, EventTransaction, outcomesOf, type AppendOptions, type InlineProjector, type StreamOutcome } from './transaction.js';
 import type { AppendResult, AppendToStream, EventMetadata, GlobalCursor, RecordedEvent } from './types.js';
 
@@ -174,6 +174,11 @@ export class EventStore {
    */
   async readGlobal(cursor: GlobalCursor, limit = 1000, filter: LogFilter = {}, db: Queryable = this.pool): Promise<RecordedEvent[]> {
     return selectGlobalEvents(db, cursor, limit, filter);
+  }
+
+  /** A page as readGlobal reads it, less the events of `skipped` transactions, with the gate it read behind. */
+  async readTail(cursor: GlobalCursor, limit: number, skipped: readonly string[]): Promise<{ events: RecordedEvent[]; gate: string }> {
+    return selectTailPage(this.pool, cursor, limit, skipped);
   }
 }
 
