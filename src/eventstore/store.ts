@@ -112,28 +112,36 @@ export class EventStore {
     this.onCommit?.(events);
   }
 
-  /** Runs `work` in one transaction; wake-ups go out after the commit, never inside it. */
+  /**
+   * Runs `work` in one transaction; wake-ups go out after the commit, never inside it. BEGIN travels
+   * with the work's first statements, COMMIT with the read-model writes its appends sent last (the
+   * pooled client pipelines): a write that fails aborts the transaction, and PostgreSQL answers that
+   * COMMIT by rolling back, so the write's error is the outcome.
+   */
   async transact<T>(work: (tx: EventTransaction) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     const tx = new EventTransaction(client, this.projector, this.heads);
     let broken: Error | undefined;
+    let committing: Promise<unknown> | undefined;
     try {
-      // Not awaited: the pooled client pipelines, so the work's first statements travel with BEGIN.
-      // A BEGIN that fails fails them too; it is awaited before COMMIT.
       const begun = client.query('BEGIN');
       begun.catch(() => undefined);
       const result = await work(tx);
       await begun;
+      committing = client.query('COMMIT');
+      committing.catch(() => undefined);
       await tx.settled();
-      await client.query('COMMIT').catch((error: unknown) => {
-        // Lost in flight, the COMMIT may have happened or not: callers must not take it for a rollback.
-        throw isConnectionLoss(error) ? new CommitOutcomeUnknown(error) : error;
-      });
+      await committing;
       if (tx.appended.length > 0) this.committed(tx.appended);
       return result;
     } catch (error) {
       // A failed read-model write aborts the transaction: what failed after it only says so.
       const cause = (await tx.writeFailure()) ?? error;
+      // Lost in flight, the COMMIT may have happened or not: callers must not take it for a rollback.
+      if (committing && isConnectionLoss(cause)) {
+        broken = cause as Error;
+        throw new CommitOutcomeUnknown(cause);
+      }
       await client.query('ROLLBACK').catch((rollbackError: Error) => {
         broken = rollbackError;
       });
