@@ -122,7 +122,7 @@ export class EventStore {
     const client = await this.pool.connect();
     const tx = new EventTransaction(client, this.projector, this.heads);
     let broken: Error | undefined;
-    let committing: Promise<unknown> | undefined;
+    let committing: Promise<{ command: string }> | undefined;
     try {
       const begun = client.query('BEGIN');
       begun.catch(() => undefined);
@@ -131,12 +131,13 @@ export class EventStore {
       committing = client.query('COMMIT');
       committing.catch(() => undefined);
       await tx.settled();
-      await committing;
+      // PostgreSQL answers the COMMIT of a transaction a failed statement aborted with a rollback.
+      if ((await committing).command !== 'COMMIT') throw new Error('the transaction was rolled back: one of its statements failed');
       if (tx.appended.length > 0) this.committed(tx.appended);
       return result;
     } catch (error) {
-      // A failed read-model write aborts the transaction: what failed after it only says so.
-      const cause = (await tx.writeFailure()) ?? error;
+      // A failed statement sent ahead (a read-model write) aborts the transaction: what failed after it only says so.
+      const cause = (await tx.firstFailure()) ?? error;
       // Lost in flight, the COMMIT may have happened or not: callers must not take it for a rollback.
       if (committing && isConnectionLoss(cause)) {
         broken = cause as Error;

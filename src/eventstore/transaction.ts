@@ -30,8 +30,8 @@ export type StreamOutcome = { events: RecordedEvent[] } | { conflict: VersionCon
 /** A transaction that may append to several streams; it commits or rolls back as a whole. */
 export class EventTransaction {
   readonly appended: RecordedEvent[] = [];
-  /** Read-model writes sent and not yet awaited. */
-  private readonly writes: Promise<void>[] = [];
+  /** Statements sent and not yet awaited (the read-model writes, a caller's checks): awaited before COMMIT. */
+  private readonly pending: Promise<unknown>[] = [];
 
   constructor(
     readonly client: PoolClient,
@@ -66,22 +66,32 @@ export class EventTransaction {
     const inserting = insertStreams(this.client, complete, this.heads);
     const pass = this.projector?.begin(this.client, upcoming(complete));
     const recorded = await inserting;
-    if (pass && recorded.length > 0) this.writes.push((await pass.apply(recorded)).written);
+    if (pass && recorded.length > 0) this.beforeCommit((await pass.apply(recorded)).written);
     this.appended.push(...recorded);
     return outcomesOf(requests, recorded);
   }
 
   /**
-   * Waits for the read-model writes sent by the appends, which later statements of the transaction
-   * did not wait for (the connection runs them in order: those statements see them).
+   * A statement sent and not waited for, whose failure must fail the transaction: the transaction
+   * awaits it (and its COMMIT rolls back when it failed, as after any failed statement).
    */
-  async settled(): Promise<void> {
-    await Promise.all(this.writes.splice(0));
+  beforeCommit(statement: Promise<unknown>): void {
+    statement.catch(() => undefined);
+    this.pending.push(statement);
   }
 
-  /** The first read-model write not awaited that failed, if any. */
-  async writeFailure(): Promise<unknown> {
-    for (const outcome of await Promise.allSettled(this.writes.splice(0))) if (outcome.status === 'rejected') return outcome.reason as unknown;
+  /**
+   * Waits for the statements sent and not awaited (later statements of the transaction did not wait
+   * for them: the connection runs them in order, so those statements see them).
+   */
+  async settled(): Promise<void> {
+    const failure = await this.firstFailure();
+    if (failure !== undefined) throw failure;
+  }
+
+  /** The first of the statements not awaited that failed, if any: those after it failed only because it did. */
+  async firstFailure(): Promise<unknown> {
+    for (const outcome of await Promise.allSettled(this.pending.splice(0))) if (outcome.status === 'rejected') return outcome.reason as unknown;
     return undefined;
   }
 }

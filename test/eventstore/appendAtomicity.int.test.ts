@@ -27,6 +27,20 @@ describe('event store: atomic multi-stream appends', () => {
     await kernel.store.append({ streamId, expectedVersion: 0, events });
   }
 
+  it('does not report a commit when a statement of the transaction failed and the work went on (PostgreSQL rolled the COMMIT back)', async () => {
+    const failure = await kernel.store
+      .transact(async (tx) => {
+        await tx.append({ streamId: 'swallowed-1', expectedVersion: 0, events: [{ type: 'Kept', data: {} }] });
+        await tx.client.query('SELECT 1 / 0').catch(() => undefined);
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(String(failure)).to.match(/rolled back/);
+    expect(await kernel.store.streamVersion('swallowed-1')).to.equal(0);
+  });
+
   it('leaves nothing in either stream when the second stream is not at its expected version', async () => {
     await seed('left-1', 1);
     await seed('right-1', 2);

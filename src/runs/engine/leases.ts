@@ -26,15 +26,27 @@ export async function keepLease(db: Queryable, runId: string, owner: string, ttl
   return rows.length > 0;
 }
 
+/** Runs whose lease another process holds: the journal commit that named them must not happen. */
+export class FencedRuns extends Error {
+  constructor(readonly runIds: ReadonlySet<string>) {
+    super(`runs leased by another process: ${[...runIds].join(', ')}`);
+  }
+}
+
+/** What svc_refuse_fenced_runs raises (db/0023). */
+const FENCED_SQLSTATE = 'SV001';
+
 /**
  * In a journal commit: takes or extends the lease of each run (as acquireLease does), or gives it up
- * for runs that end with the commit. Answers the runs another owner holds: the commit must not
- * happen. Leases are locked in run id order, so two commits never wait on each other in a cycle.
+ * for runs that end with the commit. Fails with FencedRuns when another owner holds one of them: the
+ * transaction is then aborted, so a COMMIT sent behind this statement rolls back. Leases are locked
+ * in run id order, so two commits never wait on each other in a cycle.
  */
-export async function settleLeases(db: Queryable, runs: readonly { runId: string; release: boolean }[], owner: string, ttlMs: number): Promise<Set<string>> {
-  const { rows } = await db.query<{ run_id: string }>({
-    name: 'svc_settle_leases_v1',
-    text: `WITH claim AS (
+export async function settleLeases(db: Queryable, runs: readonly { runId: string; release: boolean }[], owner: string, ttlMs: number): Promise<void> {
+  await db
+    .query({
+      name: 'svc_settle_leases_v2',
+      text: `WITH claim AS (
              SELECT * FROM unnest($1::uuid[], $2::boolean[]) AS c(run_id, release)
            ), kept AS (
              INSERT INTO svc_run_leases (run_id, owner, expires_at)
@@ -47,13 +59,17 @@ export async function settleLeases(db: Queryable, runs: readonly { runId: string
              WHERE c.release AND l.run_id = c.run_id AND (l.owner = $3 OR l.expires_at <= now())
              RETURNING l.run_id
            )
-           SELECT c.run_id FROM claim c
-           WHERE CASE WHEN c.release
-                   THEN c.run_id NOT IN (SELECT run_id FROM released) AND EXISTS (SELECT 1 FROM svc_run_leases l WHERE l.run_id = c.run_id)
-                   ELSE c.run_id NOT IN (SELECT run_id FROM kept) END`,
-    values: [runs.map((r) => r.runId), runs.map((r) => r.release), owner, ttlMs],
-  });
-  return new Set(rows.map((r) => r.run_id));
+           SELECT svc_refuse_fenced_runs(ARRAY(
+             SELECT c.run_id FROM claim c
+             WHERE CASE WHEN c.release
+                     THEN c.run_id NOT IN (SELECT run_id FROM released) AND EXISTS (SELECT 1 FROM svc_run_leases l WHERE l.run_id = c.run_id)
+                     ELSE c.run_id NOT IN (SELECT run_id FROM kept) END))`,
+      values: [runs.map((r) => r.runId), runs.map((r) => r.release), owner, ttlMs],
+    })
+    .catch((error: unknown) => {
+      const { code, detail } = error as { code?: string; detail?: string };
+      throw code === FENCED_SQLSTATE ? new FencedRuns(new Set((detail ?? '').split(',').filter(Boolean))) : error;
+    });
 }
 
 /** The heartbeat: a lease a journal commit has locked is being extended by it, so it is skipped, never waited for. */

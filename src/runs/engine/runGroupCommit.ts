@@ -4,7 +4,7 @@ import { GroupCommit, RefusedEntries, type GroupCommitLimits } from '../../event
 import type { EventStore } from '../../eventstore/store.js';
 import type { EventTransaction } from '../../eventstore/transaction.js';
 import type { NewEvent, RecordedEvent } from '../../eventstore/types.js';
-import { settleLeases } from './leases.js';
+import { FencedRuns, settleLeases } from './leases.js';
 
 /** The run's lease is held by another process: this one must stop driving it. */
 export class LeaseLost extends Error {}
@@ -65,7 +65,9 @@ export class RunGroupCommit {
 
   /**
    * Appends inside `tx` and settles the runs' leases. A conflict is its append's outcome while the
-   * others commit; a fenced run refuses the whole commit (it is redone without it).
+   * others commit; a fenced run refuses the whole commit (it is redone without it). The leases
+   * statement is not waited for here: the transaction's COMMIT travels with it, and rolls back when
+   * it fails (the transaction then fails with RefusedEntries).
    */
   private async appendIn(tx: EventTransaction, appends: readonly RunAppend[]): Promise<(RecordedEvent[] | Error)[]> {
     const outcomes = await tx.appendEach(appends.map((a) => ({ streamId: a.stream, expectedVersion: a.expectedVersion, events: a.events })));
@@ -77,17 +79,20 @@ export class RunGroupCommit {
       return !(result instanceof Error) && result.length > 0;
     });
     if (written.length > 0) {
-      const fenced = await settleLeases(
+      const settled = settleLeases(
         tx.client,
         written.map((a) => ({ runId: a.runId, release: a.releasesLease })),
         this.owner,
         this.leaseMs,
-      );
-      const refused = new Map<number, Error>();
-      appends.forEach((append, index) => {
-        if (fenced.has(append.runId)) refused.set(index, new LeaseLost(`run ${append.runId}: lease held elsewhere`));
+      ).catch((error: unknown) => {
+        if (!(error instanceof FencedRuns)) throw error;
+        const refused = new Map<number, Error>();
+        appends.forEach((append, index) => {
+          if (error.runIds.has(append.runId)) refused.set(index, new LeaseLost(`run ${append.runId}: lease held elsewhere`));
+        });
+        throw new RefusedEntries(refused);
       });
-      if (refused.size > 0) throw new RefusedEntries(refused);
+      tx.beforeCommit(settled);
     }
     return results;
   }
