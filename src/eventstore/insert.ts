@@ -58,12 +58,12 @@ function metadataOf(event: NewEvent): EventMetadata {
   return event.metadata ?? NO_METADATA;
 }
 
-/** JCS of metadata, computed again only when the object changes: a call's events mostly share one. */
-function repeatedJcs(): (metadata: EventMetadata) => string {
-  let last: { metadata: EventMetadata; text: string } | undefined;
+/** `derive` of metadata, computed again only when the object changes: a call's events mostly share one. */
+function repeated<T>(derive: (metadata: EventMetadata) => T): (metadata: EventMetadata) => T {
+  let last: { metadata: EventMetadata; derived: T } | undefined;
   return (metadata) => {
-    if (last?.metadata !== metadata) last = { metadata, text: jcs(metadata) };
-    return last.text;
+    if (last?.metadata !== metadata) last = { metadata, derived: derive(metadata) };
+    return last.derived;
   };
 }
 
@@ -71,7 +71,7 @@ function repeatedJcs(): (metadata: EventMetadata) => string {
 function chainInDatabasePayload(inserts: readonly StreamInsert[]): string {
   const streams = inserts.map((insert) => {
     let middle = '';
-    const metadataJcs = repeatedJcs();
+    const metadataJcs = repeated(jcs);
     const events = insert.events.map((e) => {
       const metadata = metadataOf(e);
       const parts = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata }, metadataJcs(metadata));
@@ -96,7 +96,7 @@ function chainedHerePayload(inserts: readonly StreamInsert[], previous: readonly
 
 function chainedStreamPayload(insert: StreamInsert, previous: string, stamp: { time: string; json: string }): string {
   let link = previous;
-  const metadataJcs = repeatedJcs();
+  const metadataJcs = repeated(jcs);
   const hashed = insert.events.map((e, i) => {
     const metadata = metadataOf(e);
     const metadataText = metadataJcs(metadata);
@@ -127,6 +127,7 @@ function recordedFromInsert(inserts: readonly StreamInsert[], rows: readonly Ins
     if (first === undefined || row.stream_position < first) firstPosition.set(row.stream_id, row.stream_position);
   }
   const byStream = new Map(inserts.map((insert) => [insert.streamId, insert]));
+  const metadataAsJsonb = repeated((metadata: EventMetadata) => asJsonb(metadata) as EventMetadata);
   return rows
     .map((row) => {
       const insert = byStream.get(row.stream_id)!;
@@ -138,7 +139,7 @@ function recordedFromInsert(inserts: readonly StreamInsert[], rows: readonly Ins
         streamPosition: row.stream_position,
         type: event.type,
         data: asJsonb(event.data) as RecordedEvent['data'],
-        metadata: asJsonb(metadataOf(event)) as EventMetadata,
+        metadata: metadataAsJsonb(metadataOf(event)),
         transactionId: row.transaction_id,
         recordedAt: row.recorded_at,
         hash: row.hash,
