@@ -8,11 +8,11 @@ import pg from 'pg';
  * garbage collection meanwhile. If `onRow` throws, the later rows are skipped and the promise
  * rejects with that error once the statement has ended (the connection stays usable).
  */
-export function streamRows<R>(client: pg.ClientBase, text: string, values: unknown[], onRow: (row: R) => void): Promise<number> {
+export function streamRows<R>(client: pg.ClientBase, text: string, values: unknown[], onRow: (row: R) => void, rowMode?: 'array'): Promise<number> {
   return new Promise((resolve, reject) => {
     let count = 0;
     let failure: { error: unknown } | undefined;
-    const query = new pg.Query(text, values);
+    const query = new pg.Query({ text, values, ...(rowMode ? { rowMode } : {}) });
     query.on('row', (row: R) => {
       if (failure) return;
       try {
