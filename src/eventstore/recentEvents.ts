@@ -1,5 +1,6 @@
 // Recent events of some types read without the snapshot gate, for views whose merge is idempotent
 // and order-free: a long transaction anywhere on the cluster cannot hold back what they must know.
+import { coalesced } from '../kernel/coalesced.js';
 import type { Logger } from '../kernel/logger.js';
 import { selectEventsByPosition, selectLastPosition, type LogFilter } from './sql.js';
 import type { EventStore } from './store.js';
@@ -25,8 +26,6 @@ interface Mark {
  */
 export class RecentEvents {
   private marks: Mark[];
-  private isReading = false;
-  private isDirty = false;
 
   private constructor(
     private readonly store: EventStore,
@@ -44,22 +43,12 @@ export class RecentEvents {
 
   /** Reads what committed since the overlap window and hands it to `apply`; calls made meanwhile read once more after. */
   async catchUp(apply: (event: RecordedEvent) => void): Promise<void> {
-    if (this.isReading) {
-      this.isDirty = true;
-      return;
-    }
-    this.isReading = true;
-    try {
-      do {
-        this.isDirty = false;
-        await this.readOnce(apply);
-      } while (this.isDirty);
-    } catch (error) {
-      this.logger.warn({ err: error, filter: this.filter }, 'reading recent events failed; retrying on the next wake-up');
-    } finally {
-      this.isReading = false;
-    }
+    await this.readCoalesced(apply).catch((error: unknown) =>
+      this.logger.warn({ err: error, filter: this.filter }, 'reading recent events failed; retrying on the next wake-up'),
+    );
   }
+
+  private readonly readCoalesced = coalesced((apply: (event: RecordedEvent) => void) => this.readOnce(apply));
 
   private async readOnce(apply: (event: RecordedEvent) => void): Promise<void> {
     const startedAt = performance.now();

@@ -1,6 +1,7 @@
 // Stream subscriptions, fed without the gate: this process's commits at once, other processes'
 // from one read of every followed stream per wake-up.
 import { Observable } from 'rxjs';
+import { coalesced } from '../kernel/coalesced.js';
 import type { Logger } from '../kernel/logger.js';
 import type { EventStore } from './store.js';
 import type { RecordedEvent } from './types.js';
@@ -19,8 +20,6 @@ interface StreamListener {
 /** The live listeners of stream subscriptions by stream: an event costs its own stream's followers only. */
 export class StreamFeeds {
   private readonly listeners = new Map<string, Set<StreamListener>>();
-  private pumping = false;
-  private dirty = false;
 
   constructor(
     private readonly store: EventStore,
@@ -102,32 +101,23 @@ export class StreamFeeds {
    * from its furthest-behind listener, without the gate: a stream's visible positions have no gap.
    */
   async pump(): Promise<void> {
-    if (this.pumping) {
-      this.dirty = true;
-      return;
-    }
-    this.pumping = true;
-    try {
-      do {
-        this.dirty = false;
-        for (let isPageFull = true; isPageFull;) {
-          const followed = this.followedPositions();
-          if (followed.length === 0) break;
-          const events = await this.store.readStreamsAfter(followed, STREAM_PAGE_SIZE);
-          const perStream = new Map<string, number>();
-          for (const event of events) {
-            perStream.set(event.streamId, (perStream.get(event.streamId) ?? 0) + 1);
-            this.offer(event);
-          }
-          isPageFull = [...perStream.values()].some((count) => count === STREAM_PAGE_SIZE);
-        }
-      } while (this.dirty);
-    } catch (error) {
-      this.logger.warn({ err: error }, 'reading the followed streams failed; retrying on the next wake-up');
-    } finally {
-      this.pumping = false;
-    }
+    await this.readFollowed().catch((error: unknown) => this.logger.warn({ err: error }, 'reading the followed streams failed; retrying on the next wake-up'));
   }
+
+  /** One pump's reads; a wake-up that comes meanwhile reads once more after. */
+  private readonly readFollowed = coalesced(async () => {
+    for (let isPageFull = true; isPageFull;) {
+      const followed = this.followedPositions();
+      if (followed.length === 0) break;
+      const events = await this.store.readStreamsAfter(followed, STREAM_PAGE_SIZE);
+      const perStream = new Map<string, number>();
+      for (const event of events) {
+        perStream.set(event.streamId, (perStream.get(event.streamId) ?? 0) + 1);
+        this.offer(event);
+      }
+      isPageFull = [...perStream.values()].some((count) => count === STREAM_PAGE_SIZE);
+    }
+  });
 
   /** Each followed stream with the lowest position among its listeners that are not reading it themselves. */
   private followedPositions(): { streamId: string; after: number }[] {
