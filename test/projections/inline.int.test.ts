@@ -94,31 +94,32 @@ describe('inline projections', () => {
     expect(await tableChecksum(kernel.pool)).to.deep.equal(before);
   });
 
-  it('refuses the append when the read model refuses the row (the event is not stored either)', async () => {
+  /**
+   * Opens an account with 10, then lets `withdraw` take 11 from it: balance_cents >= 0 is a CHECK on
+   * the table, so the projection's write fails inside the append. Neither the event nor the row stays.
+   */
+  async function expectRowRefused(owner: string, withdraw: (event: ReturnType<typeof appendTo>) => Promise<unknown>): Promise<void> {
     const id = randomUUID();
-    await kernel.store.append(appendTo(id, 0, e.opened(id, 'Edsger', '2024-01-01T00:00:00Z', 10)));
+    await kernel.store.append(appendTo(id, 0, e.opened(id, owner, '2024-01-01T00:00:00Z', 10)));
     const before = await tableChecksum(kernel.pool);
-    // balance_cents >= 0 is a CHECK on the table: the projection's write fails inside the append.
-    const error = await kernel.store.append(appendTo(id, 1, e.withdrawn(id, 11))).catch((caught: unknown) => caught);
+    const error = await withdraw(appendTo(id, 1, e.withdrawn(id, 11))).catch((caught: unknown) => caught);
     expect((error as { code?: string }).code).to.equal('23514');
     expect(await kernel.store.streamVersion(accountStream(id))).to.equal(1);
     expect(await tableChecksum(kernel.pool)).to.deep.equal(before);
+  }
+
+  it('refuses the append when the read model refuses the row (the event is not stored either)', async () => {
+    await expectRowRefused('Edsger', (withdrawal) => kernel.store.append(withdrawal));
   });
 
   it('reports the write the read model refused, not the aborted statements the pipeline sent after it', async () => {
-    const id = randomUUID();
-    await kernel.store.append(appendTo(id, 0, e.opened(id, 'Niklaus', '2024-01-01T00:00:00Z', 10)));
-    const before = await tableChecksum(kernel.pool);
     // The row's write is sent, not awaited: the statement behind it fails with 25P02 (transaction aborted).
-    const error = await kernel.store
-      .transact(async (tx) => {
-        await tx.appendEach([appendTo(id, 1, e.withdrawn(id, 11))]);
+    await expectRowRefused('Niklaus', (withdrawal) =>
+      kernel.store.transact(async (tx) => {
+        await tx.appendEach([withdrawal]);
         await tx.client.query('SELECT 1');
-      })
-      .catch((caught: unknown) => caught);
-    expect((error as { code?: string }).code).to.equal('23514');
-    expect(await kernel.store.streamVersion(accountStream(id))).to.equal(1);
-    expect(await tableChecksum(kernel.pool)).to.deep.equal(before);
+      }),
+    );
   });
 
   it('reads the rows ahead of the INSERT: a later statement of the transaction sees the written row', async () => {
