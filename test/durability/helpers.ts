@@ -20,6 +20,8 @@ export async function createSideEffectTables(db: pg.Pool): Promise<void> {
       step_id          text NOT NULL,
       pid              integer NOT NULL,
       journaled_before boolean NOT NULL,
+      -- When the runner was entered, by its process's clock: its query may wait for a connection.
+      started_at       timestamptz NOT NULL,
       at               timestamptz NOT NULL DEFAULT clock_timestamp()
     );
     CREATE TABLE durable_side_effects (
@@ -39,12 +41,13 @@ export interface Attempt {
   step_id: string;
   pid: number;
   journaled_before: boolean;
+  started_at: Date;
   at: Date;
 }
 
 export async function attemptsOf(db: pg.Pool, runId?: string): Promise<Attempt[]> {
   const { rows } = await db.query<Attempt>(
-    `SELECT id::int AS id, key, run_id, step_id, pid, journaled_before, at FROM durable_attempts WHERE $1::text IS NULL OR run_id = $1 ORDER BY id`,
+    `SELECT id::int AS id, key, run_id, step_id, pid, journaled_before, started_at, at FROM durable_attempts WHERE $1::text IS NULL OR run_id = $1 ORDER BY id`,
     [runId ?? null],
   );
   return rows;
