@@ -1,6 +1,6 @@
 // Stream subscriptions, fed without the gate: this process's commits at once, other processes'
 // from one read of every followed stream per wake-up.
-import { Observable } from 'rxjs';
+import { Observable, type Subscriber } from 'rxjs';
 import { coalesced } from '../kernel/coalesced.js';
 import type { Logger } from '../kernel/logger.js';
 import type { EventStore } from './store.js';
@@ -42,55 +42,17 @@ export class StreamFeeds {
    */
   subscribe(streamId: string, after = 0, { liveOnly = false } = {}): Observable<RecordedEvent> {
     return new Observable<RecordedEvent>((subscriber) => {
-      let last = after;
-      let reading = false;
-      let dirty = false;
-      let closed = false;
-      const deliver = (event: RecordedEvent): void => {
-        if (event.streamPosition !== last + 1) return;
-        last = event.streamPosition;
-        subscriber.next(event);
-      };
-      const readFromTable = async (): Promise<void> => {
-        if (reading) {
-          dirty = true;
-          return;
-        }
-        reading = true;
-        try {
-          do {
-            dirty = false;
-            for (;;) {
-              const page = await this.store.readStream(streamId, last, PAGE_SIZE);
-              if (closed) return;
-              page.forEach(deliver);
-              if (page.length < PAGE_SIZE) break;
-            }
-          } while (dirty && !closed);
-        } catch (error) {
-          this.logger.warn({ err: error, streamId }, 'stream read failed; retrying on the next wake-up');
-        } finally {
-          reading = false;
-        }
-      };
+      const subscription = new StreamSubscription(this.store, this.logger, streamId, after, subscriber);
       // No read per subscriber on wake-ups (a thousand SSE followers would be a thousand queries
       // every tick): pumpStreams reads every followed stream in one query, from the furthest-behind
       // subscriber on. Only a gap (a local commit whose callback overtook an earlier one's) makes a
       // subscriber read on its own.
-      const listener: StreamListener = {
-        position: () => (reading ? undefined : last),
-        offer: (event) => {
-          if (event.streamPosition <= last) return;
-          if (!reading && event.streamPosition === last + 1) deliver(event);
-          else void readFromTable();
-        },
-      };
       const listeners = this.listeners.get(streamId) ?? new Set();
-      this.listeners.set(streamId, listeners.add(listener));
-      if (!liveOnly) void readFromTable();
+      this.listeners.set(streamId, listeners.add(subscription));
+      if (!liveOnly) void subscription.readFromTable();
       return () => {
-        closed = true;
-        listeners.delete(listener);
+        subscription.closed = true;
+        listeners.delete(subscription);
         if (listeners.size === 0 && this.listeners.get(streamId) === listeners) this.listeners.delete(streamId);
       };
     });
@@ -131,5 +93,62 @@ export class StreamFeeds {
       if (after !== undefined) followed.push({ streamId, after });
     }
     return followed;
+  }
+}
+
+/**
+ * One subscriber's place in its stream. State in fields, behaviour on the prototype: thousands of
+ * idle SSE followers each hold one of these, not a set of closures.
+ */
+class StreamSubscription implements StreamListener {
+  private reading = false;
+  private dirty = false;
+  closed = false;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly logger: Logger,
+    private readonly streamId: string,
+    private last: number,
+    private readonly subscriber: Subscriber<RecordedEvent>,
+  ) {}
+
+  position(): number | undefined {
+    return this.reading ? undefined : this.last;
+  }
+
+  offer(event: RecordedEvent): void {
+    if (event.streamPosition <= this.last) return;
+    if (!this.reading && event.streamPosition === this.last + 1) this.deliver(event);
+    else void this.readFromTable();
+  }
+
+  async readFromTable(): Promise<void> {
+    if (this.reading) {
+      this.dirty = true;
+      return;
+    }
+    this.reading = true;
+    try {
+      do {
+        this.dirty = false;
+        for (;;) {
+          const page = await this.store.readStream(this.streamId, this.last, PAGE_SIZE);
+          if (this.closed) return;
+          for (const event of page) this.deliver(event);
+          if (page.length < PAGE_SIZE) break;
+        }
+      } while (this.dirty && !this.closed);
+    } catch (error) {
+      this.logger.warn({ err: error, streamId: this.streamId }, 'stream read failed; retrying on the next wake-up');
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private deliver(event: RecordedEvent): void {
+    if (event.streamPosition !== this.last + 1) return;
+    this.last = event.streamPosition;
+    this.subscriber.next(event);
   }
 }

@@ -114,6 +114,19 @@ class EventStream implements SseStream {
   }
 }
 
+/** node:http's field holding the headers set on a response (null while none is), found by its name. */
+let outHeadersField: symbol | undefined;
+
+/**
+ * Once its head is sent a stream never sets a header again, yet node:http keeps the response's
+ * header map (the security headers: ~1.8 KB of arrays) for the connection's life. It is set back to
+ * node's own "none set" (null), which its header getters handle; on a Node without the field, kept.
+ */
+function releaseHeaderMap(res: Response): void {
+  outHeadersField ??= Object.getOwnPropertySymbols(res).find((field) => field.description === 'kOutHeaders');
+  if (outHeadersField && res.headersSent) Reflect.set(res, outHeadersField, null);
+}
+
 export function openEventStream(req: Request, res: Response, { credentials, heartbeatMs = 15_000 }: EventStreamOptions): SseStream {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
@@ -123,6 +136,7 @@ export function openEventStream(req: Request, res: Response, { credentials, hear
   res.setHeader('X-Accel-Buffering', 'no');
   res.flushHeaders();
   res.socket?.setNoDelay(true);
+  releaseHeaderMap(res);
   let heartbeat = heartbeats.get(heartbeatMs);
   if (!heartbeat) heartbeats.set(heartbeatMs, (heartbeat = new Heartbeat(heartbeatMs)));
   const stream = new EventStream(res, heartbeat);

@@ -7,7 +7,7 @@ import { NAME_PATTERN, SUPERADMIN_ROLE } from './rules.js';
 import { ADMIN_SCOPE, isAllowed, type AccessRule, type Principal } from '../kernel/access.js';
 import { DEV_USER_ID } from '../kernel/causation.js';
 import type { Authenticator } from '../http/authenticator.js';
-import type { SessionView } from './sessionView.js';
+import type { SessionEnding, SessionView, SessionWatcher, WatchedToken } from './sessionView.js';
 import { TOKEN_EXPIRED_MESSAGE, type TokenClaims, type TokenService } from './tokens.js';
 
 export const SESSION_ENDED_MESSAGE = 'Session ended — sign in again.';
@@ -86,22 +86,10 @@ class TokenAuthenticator implements Authenticator {
   watch(principal: Principal, onEnd: (reason: string) => void): () => void {
     const { jti, iat, exp } = principal;
     if (principal.isDev || jti === undefined || iat === undefined) return () => undefined;
-    const cancels: (() => void)[] = [];
-    const cancel = () => cancels.splice(0).forEach((stop) => stop());
-    let isEnded = false;
-    const end = (reason: string) => {
-      if (isEnded) return;
-      isEnded = true;
-      cancel();
-      onEnd(reason);
-    };
-    const token = { jti, userId: principal.userId, issuedAtMs: Math.round(iat * 1000) };
-    cancels.push(this.deps.sessions.watch(token, (ending) => end(ending === 'revoked' ? TOKEN_REVOKED_MESSAGE : SESSION_ENDED_MESSAGE)));
-    if (exp !== undefined) cancels.push(this.deps.tokens.watchExpiry(exp, () => end(TOKEN_EXPIRED_MESSAGE)));
-    return () => {
-      isEnded = true;
-      cancel();
-    };
+    const watch = new CredentialsWatch({ jti, userId: principal.userId, issuedAtMs: Math.round(iat * 1000) }, onEnd, this.deps);
+    this.deps.sessions.watch(watch);
+    if (exp !== undefined) this.deps.tokens.watchExpiry(exp, watch);
+    return () => watch.cancel();
   }
 
   isDeploymentAdmin(principal: Principal): boolean {
@@ -152,4 +140,46 @@ function checkClaimShapes(claims: TokenClaims, tenantIds: readonly string[] | un
 function describeMissing(rule: AccessRule): string {
   const parts = [rule.scope ? `scope ${rule.scope}` : undefined, rule.groups?.length ? `one of the groups ${rule.groups.join(', ')}` : undefined];
   return `Permission denied: requires ${parts.filter(Boolean).join(' and ') || 'access'}`;
+}
+
+/**
+ * One open answer's watch on its credentials: told by the session view (revoked, sessions ended) or
+ * by the expiry timer, it ends once. An object, not closures: thousands of idle streams hold one each.
+ */
+class CredentialsWatch implements SessionWatcher {
+  readonly jti: string;
+  readonly userId: string;
+  readonly issuedAtMs: number;
+  private isEnded = false;
+
+  constructor(
+    token: WatchedToken,
+    private readonly onEnd: (reason: string) => void,
+    private readonly deps: { sessions: SessionView; tokens: TokenService },
+  ) {
+    this.jti = token.jti;
+    this.userId = token.userId;
+    this.issuedAtMs = token.issuedAtMs;
+  }
+
+  sessionEnded(ending: SessionEnding): void {
+    this.end(ending === 'revoked' ? TOKEN_REVOKED_MESSAGE : SESSION_ENDED_MESSAGE);
+  }
+
+  /** The token expired. */
+  due(): void {
+    this.end(TOKEN_EXPIRED_MESSAGE);
+  }
+
+  cancel(): void {
+    this.isEnded = true;
+    this.deps.sessions.unwatch(this);
+    this.deps.tokens.forgetExpiry(this);
+  }
+
+  private end(reason: string): void {
+    if (this.isEnded) return;
+    this.cancel();
+    this.onEnd(reason);
+  }
 }

@@ -21,8 +21,9 @@ export interface WatchedToken {
   issuedAtMs: number;
 }
 
-interface Watcher extends WatchedToken {
-  onEnd(ending: SessionEnding): void;
+/** Told once, when its token is revoked or its user's sessions end after it was issued. */
+export interface SessionWatcher extends WatchedToken {
+  sessionEnded(ending: SessionEnding): void;
 }
 
 /**
@@ -37,8 +38,8 @@ export class SessionView {
   private readonly revoked = new Map<string, number | null>();
   /** user id -> session end in ms. */
   private readonly sessionEnds = new Map<string, number>();
-  private readonly watchersByJti = new Map<string, Set<Watcher>>();
-  private readonly watchersByUser = new Map<string, Set<Watcher>>();
+  private readonly watchersByJti = new Map<string, Set<SessionWatcher>>();
+  private readonly watchersByUser = new Map<string, Set<SessionWatcher>>();
   private view: LiveView | undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
 
@@ -71,31 +72,21 @@ export class SessionView {
   }
 
   /**
-   * Calls `onEnd` once when the token is revoked or its user's sessions end after it was issued
-   * (at once if that happened already); answers the cancel. Fires for whichever feed brings the
-   * news first, so within the same bound as a request's verification.
+   * Tells `watcher` once when its token is revoked or its user's sessions end after it was issued
+   * (soon after this call if that happened already), until `unwatch`. Fires for whichever feed brings
+   * the news first, so within the same bound as a request's verification.
    */
-  watch(token: WatchedToken, onEnd: (ending: SessionEnding) => void): () => void {
-    let isDone = false;
-    const watcher: Watcher = {
-      ...token,
-      onEnd: (ending) => {
-        if (isDone) return;
-        cancel();
-        onEnd(ending);
-      },
-    };
-    const cancel = () => {
-      isDone = true;
-      removeFrom(this.watchersByJti, token.jti, watcher);
-      removeFrom(this.watchersByUser, token.userId, watcher);
-    };
-    addTo(this.watchersByJti, token.jti, watcher);
-    addTo(this.watchersByUser, token.userId, watcher);
-    const ending = this.endingOf(token);
-    // Not from inside watch(): the caller may not have finished setting up what onEnd closes.
-    if (ending) queueMicrotask(() => watcher.onEnd(ending));
-    return cancel;
+  watch(watcher: SessionWatcher): void {
+    addTo(this.watchersByJti, watcher.jti, watcher);
+    addTo(this.watchersByUser, watcher.userId, watcher);
+    const ending = this.endingOf(watcher);
+    // Not from inside watch(): the caller may not have finished setting up what the news closes.
+    if (ending) queueMicrotask(() => this.tell(watcher, ending));
+  }
+
+  unwatch(watcher: SessionWatcher): void {
+    removeFrom(this.watchersByJti, watcher.jti, watcher);
+    removeFrom(this.watchersByUser, watcher.userId, watcher);
   }
 
   async reload(): Promise<void> {
@@ -122,13 +113,20 @@ export class SessionView {
 
   private recordRevocation(jti: string, expiresAtMs: number | null): void {
     this.revoked.set(jti, expiresAtMs);
-    for (const watcher of this.watchersByJti.get(jti) ?? []) watcher.onEnd('revoked');
+    for (const watcher of this.watchersByJti.get(jti) ?? []) this.tell(watcher, 'revoked');
   }
 
   private recordSessionEnd(userId: string, atMs: number): void {
     if ((this.sessionEnds.get(userId) ?? -Infinity) >= atMs) return;
     this.sessionEnds.set(userId, atMs);
-    for (const watcher of this.watchersByUser.get(userId) ?? []) if (watcher.issuedAtMs < atMs) watcher.onEnd('session_ended');
+    for (const watcher of this.watchersByUser.get(userId) ?? []) if (watcher.issuedAtMs < atMs) this.tell(watcher, 'session_ended');
+  }
+
+  /** Once: the watcher is no longer watched when it hears the news. */
+  private tell(watcher: SessionWatcher, ending: SessionEnding): void {
+    if (!this.watchersByJti.get(watcher.jti)?.has(watcher)) return;
+    this.unwatch(watcher);
+    watcher.sessionEnded(ending);
   }
 
   /** Expired tokens fail verification anyway; forget their revocations. */

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import type { Clock } from '../kernel/clock.js';
+import { Deadlines, type Deadline } from '../kernel/deadlines.js';
 import { UnauthenticatedError } from '../kernel/errors.js';
 import type { SigningKeys } from './keys.js';
 
@@ -9,8 +10,6 @@ export const TOKEN_ISSUER = 'svc';
 const ALLOWED_HEADER_KEYS = new Set(['alg', 'kid', 'typ']);
 /** Tolerated clock difference for `iat` in the future and `exp` in the past. */
 const CLOCK_SKEW_SECONDS = 5;
-/** setTimeout's longest delay (about 24.8 days): a longer wait is armed again. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export const TOKEN_EXPIRED_MESSAGE = 'Invalid token: expired';
 
@@ -43,11 +42,15 @@ export interface MintedToken {
 }
 
 export class TokenService {
+  private readonly expiries: Deadlines<Deadline>;
+
   constructor(
     private readonly keys: SigningKeys,
     private readonly ttlSeconds: number,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.expiries = new Deadlines(clock);
+  }
 
   async mint(request: MintRequest): Promise<MintedToken> {
     const nowMs = request.issuedAtMs ?? this.clock.now().getTime();
@@ -98,20 +101,15 @@ export class TokenService {
   }
 
   /**
-   * Calls `onExpired` once a token with this `exp` (seconds) is refused as expired, the tolerated
-   * skew included (never from inside this call); answers the cancel.
+   * Calls `watch.due()` once a token with this `exp` (seconds) is refused as expired, the tolerated
+   * skew included: within a second after that, never from inside this call. One timer serves all.
    */
-  watchExpiry(exp: number, onExpired: () => void): () => void {
-    const refusedFromMs = (exp + CLOCK_SKEW_SECONDS) * 1000;
-    let timer: NodeJS.Timeout | undefined;
-    const arm = (): void => {
-      const remaining = refusedFromMs - this.clock.now().getTime();
-      // Checked against the clock again when the timer fires: timers and clocks may disagree.
-      timer = setTimeout(remaining <= 0 ? onExpired : arm, Math.min(Math.max(remaining, 0), MAX_TIMER_MS));
-      timer.unref();
-    };
-    arm();
-    return () => clearTimeout(timer);
+  watchExpiry(exp: number, watch: Deadline): void {
+    this.expiries.add(watch, (exp + CLOCK_SKEW_SECONDS) * 1000);
+  }
+
+  forgetExpiry(watch: Deadline): void {
+    this.expiries.delete(watch);
   }
 }
 

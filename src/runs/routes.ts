@@ -216,26 +216,43 @@ function followRunEvents({ follower, dataKeys }: Pick<RunRoutesDeps, 'follower' 
     stream.close();
     return;
   }
-  const send = (event: RecordedEvent, shown: RecordedEvent) => {
-    stream.sendFrame(shown === event ? liveFrame(event) : sseFrame(event.type, presentRunEvent(shown), event.streamPosition));
-    if (TERMINAL_EVENT_TYPES.includes(event.type as RunEventType)) stream.close();
-  };
-  // Events with sealed values are opened first (a key look-up); those after them wait their turn.
-  let opening: Promise<void> | null = null;
-  const live = follower.subscribeToStream(runStream(run.id), after).subscribe({
-    next: (event) => {
-      if (opening === null && !(dataKeys && holdsSealed(event))) return send(event, event);
-      const turn: Promise<void> = (opening ?? Promise.resolve())
-        .then(async () => send(event, dataKeys ? (await openRunEvents(dataKeys, [event]))[0]! : event))
-        .catch(() => stream.close())
-        .finally(() => {
-          if (opening === turn) opening = null;
-        });
-      opening = turn;
-    },
-    error: () => stream.close(),
-  });
+  const live = follower.subscribeToStream(runStream(run.id), after).subscribe(new LiveRunEvents(stream, dataKeys));
   stream.onClose(() => live.unsubscribe());
+}
+
+/**
+ * One stream's live events until the run's terminal event. Events with sealed values are opened
+ * first (a key look-up); those after them wait their turn. An object, not closures: thousands of
+ * idle followers hold one each.
+ */
+class LiveRunEvents {
+  private opening: Promise<void> | null = null;
+
+  constructor(
+    private readonly stream: SseStream,
+    private readonly dataKeys: DataKeys | undefined,
+  ) {}
+
+  next(event: RecordedEvent): void {
+    const { dataKeys } = this;
+    if (this.opening === null && !(dataKeys && holdsSealed(event))) return this.send(event, event);
+    const turn: Promise<void> = (this.opening ?? Promise.resolve())
+      .then(async () => this.send(event, dataKeys ? (await openRunEvents(dataKeys, [event]))[0]! : event))
+      .catch(() => this.stream.close())
+      .finally(() => {
+        if (this.opening === turn) this.opening = null;
+      });
+    this.opening = turn;
+  }
+
+  error(): void {
+    this.stream.close();
+  }
+
+  private send(event: RecordedEvent, shown: RecordedEvent): void {
+    this.stream.sendFrame(shown === event ? liveFrame(event) : sseFrame(event.type, presentRunEvent(shown), event.streamPosition));
+    if (TERMINAL_EVENT_TYPES.includes(event.type as RunEventType)) this.stream.close();
+  }
 }
 
 /** What a control request carries: a steer's message, an abort's reason; nothing for pause and resume. */
