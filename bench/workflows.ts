@@ -20,6 +20,8 @@ export interface SvcAndBare {
   bare: SyncJob;
   /** svc's 201 job again, with tracing exported to a loopback OTLP receiver (the workflows benchmark only). */
   traced?: SyncJob;
+  /** The same with one trace in ten sampled (`parentbased_traceidratio`, 0.1), as a busy deployment would run it. */
+  sampled?: SyncJob;
   /** Journal rows one `hello` run writes (the bare route writes the same). */
   rows: number;
 }
@@ -85,20 +87,24 @@ export function ratiosOf({ svc, bare }: SvcAndBare, dbos?: Target) {
   };
 }
 
+/** One trace in ten: the SDK's own sampler variables. */
+const SAMPLED_ENV = { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
+
 /** svc's 201 job on a fresh database with OTEL_EXPORTER_OTLP_ENDPOINT set to a loopback receiver. */
-async function measureSvcTraced(): Promise<SyncJob> {
+async function measureSvcTraced(sampler: Record<string, string> = {}): Promise<SyncJob> {
   const db = await createBenchDatabase('workflows_traced', 2);
   const project = helloProject();
   const sink = await startOtlpSink();
   const svc = await startServiceProcess('workflows-traced', {
     databaseUrl: db.url,
     projectDir: project.dir,
-    env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_BSP_SCHEDULE_DELAY: '1000' },
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_BSP_SCHEDULE_DELAY: '1000', ...sampler },
   });
   try {
     await db.pool.query('CHECKPOINT');
-    console.error('  svc with tracing on:');
-    const job = await measureSync(`${svc.url}/api/hello`, 'svc traced', svc.pid);
+    const label = sampler.OTEL_TRACES_SAMPLER ? 'svc sampled' : 'svc traced';
+    console.error(`  svc with tracing on${sampler.OTEL_TRACES_SAMPLER ? ', one trace in ten' : ''}:`);
+    const job = await measureSync(`${svc.url}/api/hello`, label, svc.pid);
     await svc.stop();
     if (sink.received().requests === 0) throw new Error('tracing was on, yet the OTLP receiver got no export');
     return job;
@@ -114,7 +120,7 @@ export const workflowsBenchmark: Benchmark = {
   name: 'workflows',
   description: `3-step Functional workflow over HTTP at ${CONNECTIONS} connections, 201 and 202 answers, vs a bare 1-commit route and the DBOS peer`,
   async run() {
-    const measured = { ...(await measureSvcAndBare()), traced: await measureSvcTraced() };
+    const measured = { ...(await measureSvcAndBare()), traced: await measureSvcTraced(), sampled: await measureSvcTraced(SAMPLED_ENV) };
     const peer = await measureDbos();
     if (peer.error) console.error(`  DBOS peer: ${peer.error}`);
     return { title: 'workflows', markdown: await report(measured, peer) };
@@ -144,6 +150,16 @@ function targetRows(measured: SvcAndBare, dbos?: Target): string[][] {
           ),
         ]
       : []),
+    ...(measured.sampled
+      ? [
+          line(
+            '`hello` 201 runs/s with tracing on, one trace in ten, vs the bare route',
+            measured.sampled.load.rps / measured.bare.load.rps,
+            `>= ${TARGETS.helloVsBare}`,
+            (r) => r >= TARGETS.helloVsBare,
+          ),
+        ]
+      : []),
   ];
 }
 
@@ -156,6 +172,9 @@ async function report(measured: SvcAndBare, peer: PeerOutcome): Promise<string> 
     row('svc `POST /api/hello` (runs, waits, 201)', svc.sync.load, fmtMs(svc.sync.cpuMsPerRun), '-'),
     ...(measured.traced
       ? [row('svc `POST /api/hello` with tracing on (OTLP/HTTP to a loopback receiver)', measured.traced.load, fmtMs(measured.traced.cpuMsPerRun), '-')]
+      : []),
+    ...(measured.sampled
+      ? [row('svc `POST /api/hello` with tracing on, one trace in ten sampled', measured.sampled.load, fmtMs(measured.sampled.cpuMsPerRun), '-')]
       : []),
     ...(dbos ? [row(`DBOS ${peer.version} \`POST /api/hello\` (201)`, dbos.sync.load, fmtMs(dbos.sync.cpuMsPerRun), '-')] : []),
     row('svc `POST /api/hello?wait=false` (202)', svc.async, '-', completed(svc)),
@@ -175,7 +194,9 @@ async function report(measured: SvcAndBare, peer: PeerOutcome): Promise<string> 
       `\`${PEER_DATABASE}\`, DBOS\'s defaults), started after svc has stopped. Body \`${BODY}\`; autocannon in the parent, ${CONNECTIONS} ` +
       `connections, ${WARM_UP_S} s warm-up then ${DURATION_S} s measured, one run per job, in the order of the table rows by server. ` +
       'The traced row is a second svc on a fresh database with `OTEL_EXPORTER_OTLP_ENDPOINT` set to a loopback OTLP/HTTP receiver in the ' +
-      'parent (`bench/otlpSink.ts`, batch delay 1 s): every request, run, step and outgoing call is a span, exported. ' +
+      'parent (`bench/otlpSink.ts`, batch delay 1 s): every request, run, step and outgoing call is a span, exported. The sampled row is ' +
+      "a third svc with the SDK's `OTEL_TRACES_SAMPLER=parentbased_traceidratio` and `OTEL_TRACES_SAMPLER_ARG=0.1`: one trace in ten " +
+      'recorded and exported, the others carried as context only. ' +
       '"CPU ms/run" is the whole machine\'s busy time (/proc/stat: every process, autocannon included) over the measured window divided by ' +
       'the runs answered. For the 202 jobs the warm-up\'s runs are drained first, and "completed/s" counts runs that reached completed ' +
       'from the start of the measured load until nothing is pending, divided by that time.',
