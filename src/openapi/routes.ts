@@ -48,8 +48,10 @@ export function docsRouter(sources: OpenApiSources): Router {
   router.get('/redoc', (_req, res) => {
     res.type('html').send(REDOC_PAGE);
   });
-  const bundle = readFileSync(REDOC_BUNDLE_FILE, 'utf8').replaceAll(REDOC_LOGO, 'data:,');
+  // Read at its first request, not at boot: 2 MB a process would otherwise hold whether or not anyone opens /redoc.
+  let bundle: string | undefined;
   router.get('/redoc/redoc.standalone.js', (_req, res) => {
+    bundle ??= readFileSync(REDOC_BUNDLE_FILE, 'utf8').replaceAll(REDOC_LOGO, 'data:,');
     res.type('js').setHeader('Cache-Control', 'public, max-age=3600').send(bundle);
   });
   return router;
