@@ -52,7 +52,7 @@ export async function startService(settings: Settings, logger: Logger, options: 
   const stops = new Stops();
   try {
     // First in, last out: the spans of everything stopped after it are still exported.
-    stops.add(startTracing(settings.tracing, logger));
+    stops.add(await startTracing(settings.tracing, logger));
     const features = await startFeatures(kernel, project, clock, stops);
     const routers = serviceRouters({ kernel, features, project, clock, extra: options.routers ?? [] });
     const app = createApp({ logger, bodyLimitBytes: settings.bodyLimitBytes, trustProxy: settings.trustProxy, routers });
