@@ -91,7 +91,8 @@ async function insertFromJson(client: Queryable, shape: TableShape, rows: Row[],
   ]);
 }
 
-const INTEGER_TYPES = new Set(['smallint', 'integer', 'bigint', 'numeric', 'real', 'double precision']);
+/** Column types that read a safe integer's text as jsonb_populate_recordset converts the number. */
+const NUMBER_TYPES = new Set(['smallint', 'integer', 'bigint', 'numeric', 'real', 'double precision']);
 
 /**
  * The rows' values column by column as the text each column's input function is given, when every
@@ -110,7 +111,7 @@ function columnTexts(shape: TableShape, rows: Row[]): (string | null)[][] | unde
       else if (type === 'jsonb') column[r] = JSON.stringify(value);
       else if (typeof value === 'string') column[r] = value;
       else if (typeof value === 'boolean' && type === 'boolean') column[r] = String(value);
-      else if (typeof value === 'number' && Number.isSafeInteger(value) && INTEGER_TYPES.has(type)) column[r] = String(value);
+      else if (typeof value === 'number' && Number.isSafeInteger(value) && NUMBER_TYPES.has(type)) column[r] = String(value);
       else return undefined;
     }
     texts.push(column);
