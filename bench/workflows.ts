@@ -1,7 +1,10 @@
 // Benchmark 7 (issues 5, 24): the 3-step `hello` workflow over HTTP, 201 and 202 answers, beside a bare
 // express + pg route writing the same journal rows in one commit, and the DBOS peer.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type pg from 'pg';
+import { isEnvelope } from '../src/privacy/envelope.js';
 import { TERMINAL_STATUSES } from '../src/runs/state.js';
 import { BENCH_DIR, createBenchDatabase, describeMachine, fmtInt, fmtMs, fmtRatio, markdownTable, type Benchmark } from './support.js';
 import { describeFailures, DURATION_S, requestJson, SERVICE_LOG_LEVEL, startServiceProcess, WARM_UP_S, writeProject, type LoadResult } from './httpSupport.js';
@@ -22,15 +25,23 @@ export interface SvcAndBare {
   traced?: SyncJob;
   /** The same with one trace in ten sampled (`parentbased_traceidratio`, 0.1), as a busy deployment would run it. */
   sampled?: SyncJob;
+  /** svc's 201 job with `hello` sealing its input and greeting (spec.personal_data, one data key per run). */
+  sealed?: SyncJob;
   /** Journal rows one `hello` run writes (the bare route writes the same). */
   rows: number;
 }
 
-/** The project's own benchmark workflow and its three runners, in a project of their own. */
-function helloProject() {
+/** What the sealed row's `hello` lists in spec.personal_data: its input's name and the greeting built from it. */
+const SEALED_KEYS = ['name', 'greeting'];
+
+/** The project's own benchmark workflow and its three runners, in a project of their own (sealed: with spec.personal_data). */
+function helloProject(sealed = false) {
   const read = (relative: string) => readFileSync(path.join(REPO, relative), 'utf8');
+  const workflow = read('workflows/hello.yaml');
+  const listed = `spec:\n  personal_data: [${SEALED_KEYS.join(', ')}]\n`;
+  if (sealed && !workflow.includes('spec:\n')) throw new Error('workflows/hello.yaml has no top-level spec: to add personal_data to');
   return writeProject('workflows', {
-    'workflows/hello.yaml': read('workflows/hello.yaml'),
+    'workflows/hello.yaml': sealed ? workflow.replace('spec:\n', listed) : workflow,
     'nodes/normalize_name.ts': read('nodes/normalize_name.ts'),
     'nodes/greet.ts': read('nodes/greet.ts'),
     'nodes/stamp.ts': read('nodes/stamp.ts'),
@@ -92,25 +103,44 @@ const SAMPLED_ENV = { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRAC
 
 /** svc's 201 job on a fresh database with OTEL_EXPORTER_OTLP_ENDPOINT set to a loopback receiver. */
 async function measureSvcTraced(sampler: Record<string, string> = {}): Promise<SyncJob> {
-  const db = await createBenchDatabase('workflows_traced', 2);
-  const project = helloProject();
   const sink = await startOtlpSink();
-  const svc = await startServiceProcess('workflows-traced', {
-    databaseUrl: db.url,
-    projectDir: project.dir,
-    env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_BSP_SCHEDULE_DELAY: '1000', ...sampler },
-  });
   try {
-    await db.pool.query('CHECKPOINT');
     const isSampled = sampler.OTEL_TRACES_SAMPLER !== undefined;
-    console.error(`  svc with tracing on${isSampled ? ', one trace in ten' : ''}:`);
-    const job = await measureSync(`${svc.url}/api/hello`, isSampled ? 'svc sampled' : 'svc traced', svc.pid);
-    await svc.stop();
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_BSP_SCHEDULE_DELAY: '1000', ...sampler };
+    const label = isSampled ? 'svc sampled' : 'svc traced';
+    const job = await measureSvcVariant(label, `svc with tracing on${isSampled ? ', one trace in ten' : ''}`, env);
     if (sink.received().requests === 0) throw new Error('tracing was on, yet the OTLP receiver got no export');
     return job;
   } finally {
-    await svc.stop();
     await sink.close();
+  }
+}
+
+/** svc's 201 job with `hello` listing SEALED_KEYS in spec.personal_data; checks the journal holds them sealed. */
+async function measureSvcSealed(): Promise<SyncJob> {
+  const env = { SVC_DATA_KEY: randomBytes(32).toString('hex') };
+  return measureSvcVariant('svc sealed', 'svc with personal data sealed', env, true, async (pool) => {
+    const { rows } = await pool.query<{ name: unknown }>(
+      "SELECT data->'payload'->'input'->'name' AS name FROM events WHERE type = 'run_started' ORDER BY global_position DESC LIMIT 1",
+    );
+    if (!isEnvelope(rows[0]?.name)) throw new Error(`spec.personal_data lists name, yet run_started holds ${JSON.stringify(rows[0]?.name)}`);
+  });
+}
+
+/** svc's 201 job on a fresh database and a second service started with `env` (the variant rows). */
+async function measureSvcVariant(label: string, heading: string, env: Record<string, string>, sealed = false, check?: (pool: pg.Pool) => Promise<void>) {
+  const db = await createBenchDatabase('workflows_variant', 2);
+  const project = helloProject(sealed);
+  const svc = await startServiceProcess(`workflows-${label.replace(/\W+/g, '-')}`, { databaseUrl: db.url, projectDir: project.dir, env });
+  try {
+    await db.pool.query('CHECKPOINT');
+    console.error(`  ${heading}:`);
+    const job = await measureSync(`${svc.url}/api/hello`, label, svc.pid);
+    await svc.stop();
+    await check?.(db.pool);
+    return job;
+  } finally {
+    await svc.stop();
     project.remove();
     await db.drop();
   }
@@ -120,7 +150,12 @@ export const workflowsBenchmark: Benchmark = {
   name: 'workflows',
   description: `3-step Functional workflow over HTTP at ${CONNECTIONS} connections, 201 and 202 answers, vs a bare 1-commit route and the DBOS peer`,
   async run() {
-    const measured = { ...(await measureSvcAndBare()), traced: await measureSvcTraced(), sampled: await measureSvcTraced(SAMPLED_ENV) };
+    const measured = {
+      ...(await measureSvcAndBare()),
+      traced: await measureSvcTraced(),
+      sampled: await measureSvcTraced(SAMPLED_ENV),
+      sealed: await measureSvcSealed(),
+    };
     const peer = await measureDbos();
     if (peer.error) console.error(`  DBOS peer: ${peer.error}`);
     return { title: 'workflows', markdown: await report(measured, peer) };
@@ -135,16 +170,17 @@ function targetRows(measured: SvcAndBare, dbos?: Target): string[][] {
   const ratios = ratiosOf(measured, dbos);
   const line = (what: string, ratio: number | undefined, target: string, met: (r: number) => boolean) =>
     ratio === undefined ? [what, 'not measured', target, '-'] : [what, `**${fmtRatio(ratio)}**`, target, met(ratio) ? 'met' : 'missed'];
-  // A traced job, when measured, against the untraced job's target.
-  const tracedLine = (what: string, job: SyncJob | undefined) =>
+  // A variant job (traced, sealed), when measured, against the plain job's target.
+  const variantLine = (what: string, job: SyncJob | undefined) =>
     job ? [line(what, job.load.rps / measured.bare.load.rps, `>= ${TARGETS.helloVsBare}`, (r) => r >= TARGETS.helloVsBare)] : [];
   return [
     line('`hello` 201 runs/s vs DBOS', ratios.helloVsDbos, `>= ${TARGETS.helloVsDbos}`, (r) => r >= TARGETS.helloVsDbos),
     line('`hello` 201 runs/s vs the bare route', ratios.helloVsBare, `>= ${TARGETS.helloVsBare}`, (r) => r >= TARGETS.helloVsBare),
     line('`hello?wait=false` completed/s vs the bare route', ratios.completedVsBare, `>= ${TARGETS.completedVsBare}`, (r) => r >= TARGETS.completedVsBare),
     line('machine CPU per run vs the bare route', ratios.cpuVsBare, `<= ${TARGETS.cpuVsBare}`, (r) => r <= TARGETS.cpuVsBare),
-    ...tracedLine('`hello` 201 runs/s with tracing on vs the bare route', measured.traced),
-    ...tracedLine('`hello` 201 runs/s with tracing on, one trace in ten, vs the bare route', measured.sampled),
+    ...variantLine('`hello` 201 runs/s with tracing on vs the bare route', measured.traced),
+    ...variantLine('`hello` 201 runs/s with tracing on, one trace in ten, vs the bare route', measured.sampled),
+    ...variantLine('`hello` 201 runs/s with personal data sealed vs the bare route', measured.sealed),
   ];
 }
 
@@ -160,6 +196,16 @@ async function report(measured: SvcAndBare, peer: PeerOutcome): Promise<string> 
       : []),
     ...(measured.sampled
       ? [row('svc `POST /api/hello` with tracing on, one trace in ten sampled', measured.sampled.load, fmtMs(measured.sampled.cpuMsPerRun), '-')]
+      : []),
+    ...(measured.sealed
+      ? [
+          row(
+            `svc \`POST /api/hello\` with \`spec.personal_data: [${SEALED_KEYS.join(', ')}]\` sealed`,
+            measured.sealed.load,
+            fmtMs(measured.sealed.cpuMsPerRun),
+            '-',
+          ),
+        ]
       : []),
     ...(dbos ? [row(`DBOS ${peer.version} \`POST /api/hello\` (201)`, dbos.sync.load, fmtMs(dbos.sync.cpuMsPerRun), '-')] : []),
     row('svc `POST /api/hello?wait=false` (202)', svc.async, '-', completed(svc)),
@@ -181,7 +227,9 @@ async function report(measured: SvcAndBare, peer: PeerOutcome): Promise<string> 
       'The traced row is a second svc on a fresh database with `OTEL_EXPORTER_OTLP_ENDPOINT` set to a loopback OTLP/HTTP receiver in the ' +
       'parent (`bench/otlpSink.ts`, batch delay 1 s): every request, run, step and outgoing call is a span, exported. The sampled row is ' +
       "a third svc with the SDK's `OTEL_TRACES_SAMPLER=parentbased_traceidratio` and `OTEL_TRACES_SAMPLER_ARG=0.1`: one trace in ten " +
-      'recorded and exported, the others carried as context only. ' +
+      'recorded and exported, the others carried as context only. The sealed row is a fourth svc whose `hello` lists ' +
+      `\`personal_data: [${SEALED_KEYS.join(', ')}]\` with \`SVC_DATA_KEY\` set: every run gets its own data key (an insert into ` +
+      '`svc_data_keys`, wrapped with AES-256-GCM) and its name and greeting are sealed wherever the journal holds them. ' +
       '"CPU ms/run" is the whole machine\'s busy time (/proc/stat: every process, autocannon included) over the measured window divided by ' +
       'the runs answered. For the 202 jobs the warm-up\'s runs are drained first, and "completed/s" counts runs that reached completed ' +
       'from the start of the measured load until nothing is pending, divided by that time.',

@@ -1,8 +1,9 @@
 // Per-subject data keys: seal a subject's personal values, open stored envelopes, erase a subject.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/pool.js';
 import { ConflictError, DataIntegrityError } from '../kernel/errors.js';
-import { blindIndexOf, isEnvelope, kekIdOf, openValue, parseEnvelope, sealValue, unwrapKey, wrapKey } from './envelope.js';
+import { newId } from '../kernel/ids.js';
+import { blindIndexOf, isEnvelope, kekIdOf, openValue, parseEnvelope, pooledRandomBytes, sealValue, unwrapKey, wrapKey } from './envelope.js';
 import {
   destroyKeysOfItem,
   destroyKeysOwnedBy,
@@ -10,6 +11,7 @@ import {
   findKeysById,
   findSubjectKey,
   insertKeyIfAbsent,
+  type NewKey,
   type StoredKey,
   type Subject,
 } from './keyStore.js';
@@ -57,12 +59,28 @@ export class DataKeys {
    * `owner`: the subject the values belong to (a run's principal): once it is erased, nothing new is sealed for it.
    */
   async sealerFor(subject: Subject, owner?: Subject): Promise<(plaintext: string) => string> {
-    if (owner) {
-      const stored = await findSubjectKey(this.db, owner);
-      if (stored?.destroyed_at) throw new ConflictError(`The ${owner.type} ${owner.id} was erased: it takes no new personal data`);
-    }
+    await this.refuseErased(owner);
     const { keyId, key } = await this.subjectKey(subject);
     return (plaintext) => sealValue(key, keyId, plaintext);
+  }
+
+  /**
+   * A sealer with a key made here for a subject that has none yet (a new run), not stored: the caller
+   * stores `newKey` in the transaction of the first value sealed with it, so the key costs a row in
+   * that commit rather than a commit of its own. A key that never reached the table opens nothing,
+   * and neither does a value sealed with it that did not commit with it.
+   */
+  async newSubjectSealer(subject: Subject, owner?: Subject): Promise<{ seal: (plaintext: string) => string; newKey: NewKey }> {
+    await this.refuseErased(owner);
+    const { key, newKey } = this.makeKey(subject);
+    return { seal: (plaintext) => sealValue(key, newKey.keyId, plaintext), newKey };
+  }
+
+  /** Values of an erased owner (a run's principal) are refused from now on. */
+  private async refuseErased(owner: Subject | undefined): Promise<void> {
+    if (!owner) return;
+    const stored = await findSubjectKey(this.db, owner);
+    if (stored?.destroyed_at) throw new ConflictError(`The ${owner.type} ${owner.id} was erased: it takes no new personal data`);
   }
 
   /** Destroys the keys of subjects of `type` whose id starts with `prefix:` (a user's runs); answers how many. */
@@ -172,12 +190,19 @@ export class DataKeys {
     return unwrapKey(kek, keyId, row.wrapped_key);
   }
 
+  /** A fresh 32-byte data key and its row, wrapped with the current KEK. */
+  private makeKey(subject: Subject): { key: Buffer; newKey: NewKey } {
+    // Time-ordered, like every id svc makes: a run's key lands beside the last one in the primary key's b-tree.
+    const keyId = newId();
+    const key = pooledRandomBytes(32);
+    return { key, newKey: { keyId, subject, wrapped: wrapKey(this.byKekId.get(this.currentKekId)!, keyId, key), kekId: this.currentKekId } };
+  }
+
   private async subjectKey(subject: Subject): Promise<{ keyId: string; key: Buffer }> {
     const cached = this.sealKeys.get(cacheKey(subject));
     if (cached) return cached;
-    const keyId = randomUUID();
-    const fresh = randomBytes(32);
-    const row = await insertKeyIfAbsent(this.db, subject, keyId, wrapKey(this.byKekId.get(this.currentKekId)!, keyId, fresh), this.currentKekId);
+    const { newKey } = this.makeKey(subject);
+    const row = await insertKeyIfAbsent(this.db, subject, newKey.keyId, newKey.wrapped, newKey.kekId);
     const key = this.unwrapStored(row.key_id, row);
     if (key === null) throw new ConflictError(`The ${subject.type} ${subject.id} was erased: it takes no new personal data`);
     const entry = { keyId: row.key_id, key };

@@ -17,6 +17,23 @@ export interface StoredKey {
 
 const COLUMNS = 'key_id, subject_type, subject_id, wrapped_key, kek_id, destroyed_at';
 
+/** A key made in memory and not stored yet: its owner stores it in the transaction of the first value sealed with it. */
+export interface NewKey {
+  keyId: string;
+  subject: Subject;
+  wrapped: string;
+  kekId: string;
+}
+
+/** Stores new keys in one statement; a subject that has a key already fails it (a new key's subject is new by construction). */
+export async function insertNewKeys(db: Queryable, keys: readonly NewKey[]): Promise<void> {
+  await db.query(
+    `INSERT INTO svc_data_keys (key_id, subject_type, subject_id, wrapped_key, kek_id)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[])`,
+    [keys.map((k) => k.keyId), keys.map((k) => k.subject.type), keys.map((k) => k.subject.id), keys.map((k) => k.wrapped), keys.map((k) => k.kekId)],
+  );
+}
+
 /**
  * Inserts a subject's key unless it has one (live or destroyed); answers the one that stands, in
  * one round trip when it can. A key a concurrent transaction committed while this statement waited

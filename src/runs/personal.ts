@@ -4,6 +4,7 @@ import { ConflictError } from '../kernel/errors.js';
 import type { JsonObject, JsonValue } from '../kernel/json.js';
 import { isJsonObject } from '../kernel/json.js';
 import type { DataKeys, Subject } from '../privacy/dataKeys.js';
+import type { NewKey } from '../privacy/keyStore.js';
 import { isEnvelope } from '../privacy/envelope.js';
 import type { WorkflowDefinition } from '../workflows/definition.js';
 import type { RunPrincipal } from './events.js';
@@ -13,7 +14,16 @@ export interface RunSealer {
   keys: ReadonlySet<string>;
   /** null: the run's key was destroyed (its principal erased while it ran): what it produces is journaled as null. */
   seal: (plaintext: string) => string | null;
+  /** The run's key, made in memory and not stored yet: the run's first append stores it in its commit. */
+  unstoredKey?: NewKey | undefined;
 }
+
+/**
+ * Where a run's key comes from: made and stored before anything is sealed (`new`), made and stored by
+ * the commit of the run's first append (`new-with-first-append`: the executor's own runs, one
+ * commit fewer), or the run's stored key (`resumed`).
+ */
+export type RunKeyOrigin = 'new' | 'new-with-first-append' | 'resumed';
 
 /**
  * The data key of a run's personal data: the subject is the run's principal (`<user id>:<run id>`),
@@ -32,12 +42,17 @@ export async function runSealerOf(
   workflow: WorkflowDefinition,
   runId: string,
   principal: RunPrincipal | null | undefined,
-  isNew = true,
+  origin: RunKeyOrigin = 'new',
 ): Promise<RunSealer | undefined> {
   const keys = new Set(workflow.personalData ?? []);
   if (keys.size === 0 || !dataKeys) return undefined;
   const subject = runSubject(principal?.user_id, runId);
-  if (isNew) return { keys, seal: await dataKeys.sealerFor(subject, principal ? { type: 'user', id: principal.user_id } : undefined) };
+  const owner = principal ? { type: 'user', id: principal.user_id } : undefined;
+  if (origin === 'new') return { keys, seal: await dataKeys.sealerFor(subject, owner) };
+  if (origin === 'new-with-first-append') {
+    const { seal, newKey } = await dataKeys.newSubjectSealer(subject, owner);
+    return { keys, seal, unstoredKey: newKey };
+  }
   try {
     return { keys, seal: await dataKeys.sealerFor(subject) };
   } catch (error) {
@@ -46,19 +61,57 @@ export async function runSealerOf(
   }
 }
 
+/**
+ * Where a run event's payload holds input or context keys (or the run's output), as paths from the payload.
+ * A Response step keeps the run's output in the context (`_response`) until the run ends; a Response
+ * whose mapping names its output keys like the personal context keys (mapping {email: email}) puts
+ * them in run_completed's output.
+ */
+const SLOT_PATHS: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  run_started: [['input']],
+  step_completed: [
+    ['changes', 'set'],
+    ['changes', 'set', '_response'],
+  ],
+  step_failed: [
+    ['changes', 'set'],
+    ['changes', 'set', '_response'],
+  ],
+  approval_requested: [['approval', 'display']],
+  tool_result: [['changes']],
+  run_completed: [['output']],
+};
+
 /** The objects of a run event's payload whose top-level keys are input or context keys (or the run's output). */
 function personalSlots(type: string, payload: JsonObject): JsonObject[] {
-  const slots: unknown[] = [];
-  if (type === 'run_started') slots.push(payload.input);
-  else if (type === 'step_completed' || type === 'step_failed') {
-    const set = isJsonObject(payload.changes) ? payload.changes.set : undefined;
-    // A Response step keeps the run's output in the context (`_response`) until the run ends.
-    slots.push(set, isJsonObject(set) ? set._response : undefined);
-  } else if (type === 'approval_requested') slots.push(isJsonObject(payload.approval) ? payload.approval.display : undefined);
-  else if (type === 'tool_result') slots.push(payload.changes);
-  // A Response whose mapping names its output keys like the personal context keys (mapping {email: email}).
-  else if (type === 'run_completed') slots.push(payload.output);
-  return slots.filter((slot): slot is JsonObject => isJsonObject(slot));
+  const slots: JsonObject[] = [];
+  for (const path of SLOT_PATHS[type] ?? []) {
+    let node: JsonValue | undefined = payload;
+    for (const key of path) node = isJsonObject(node) ? node[key] : undefined;
+    if (isJsonObject(node)) slots.push(node);
+  }
+  return slots;
+}
+
+/**
+ * The event with each slot replaced by what `update` answers for it (undefined: unchanged). Only the
+ * objects on the way to a changed slot are copied: the rest is shared with the given event, which is
+ * not changed (a deep copy of every payload cost more than the sealing).
+ */
+function withSlots<E extends Eventish>(event: E, update: (slot: JsonObject) => JsonObject | undefined): E {
+  const payload = payloadOf(event);
+  if (!payload) return event;
+  let next = payload;
+  for (const path of SLOT_PATHS[event.type] ?? []) next = updatedAt(next, path, update);
+  return next === payload ? event : { ...event, data: { ...(event.data as JsonObject), payload: next } };
+}
+
+function updatedAt(node: JsonObject, path: readonly string[], update: (slot: JsonObject) => JsonObject | undefined): JsonObject {
+  const [head, ...rest] = path as [string, ...string[]];
+  const child = node[head];
+  if (!isJsonObject(child)) return node;
+  const replaced = rest.length === 0 ? update(child) : updatedAt(child, rest, update);
+  return replaced === undefined || replaced === child ? node : { ...node, [head]: replaced };
 }
 
 type Eventish = { type: string; data: unknown };
@@ -70,15 +123,16 @@ function payloadOf(event: Eventish): JsonObject | undefined {
 
 /** The event with its listed keys sealed (each value as JSON text); the event itself is not changed. */
 export function sealRunEvent<E extends Eventish>(sealer: RunSealer, event: E): E {
-  const payload = payloadOf(event);
-  if (!payload || !personalSlots(event.type, payload).some((slot) => Object.keys(slot).some((key) => sealer.keys.has(key)))) return event;
-  const copy = structuredClone(event);
-  for (const slot of personalSlots(copy.type, payloadOf(copy)!)) {
+  return withSlots(event, (slot) => {
+    let sealed: JsonObject | undefined;
     for (const key of Object.keys(slot)) {
-      if (sealer.keys.has(key) && slot[key] !== undefined && !isEnvelope(slot[key])) slot[key] = sealer.seal(JSON.stringify(slot[key]));
+      const value = slot[key];
+      if (!sealer.keys.has(key) || value === undefined || isEnvelope(value)) continue;
+      sealed ??= { ...slot };
+      sealed[key] = sealer.seal(JSON.stringify(value));
     }
-  }
-  return copy;
+    return sealed;
+  });
 }
 
 /**
@@ -94,13 +148,7 @@ export async function openRunEvents<E extends Eventish>(dataKeys: DataKeys, even
   }
   if (sealed.size === 0) return [...events];
   const opened = await dataKeys.openAll([...sealed]);
-  return events.map((event) => {
-    const payload = payloadOf(event);
-    if (!payload || !personalSlots(event.type, payload).some(hasEnvelope)) return event;
-    const copy = structuredClone(event);
-    for (const slot of personalSlots(copy.type, payloadOf(copy)!)) replaceTopLevel(slot, opened);
-    return copy;
-  });
+  return events.map((event) => withSlots(event, (slot) => openedSlot(slot, opened)));
 }
 
 /** A read-model object (a run's input) with its sealed top-level values opened. */
@@ -108,9 +156,7 @@ export async function openPersonalObject<T extends JsonValue | undefined>(dataKe
   if (!isJsonObject(value as JsonValue) || !hasEnvelope(value as JsonObject)) return value;
   const sealed = new Set<string>();
   collectTopLevel(value as JsonObject, sealed);
-  const copy = { ...(value as JsonObject) };
-  replaceTopLevel(copy, await dataKeys.openAll([...sealed]));
-  return copy as T;
+  return openedSlot(value as JsonObject, await dataKeys.openAll([...sealed])) as T;
 }
 
 /** Whether an event holds sealed input or context values (only those need a key look-up to show). */
@@ -125,12 +171,16 @@ function collectTopLevel(slot: JsonObject, into: Set<string>): void {
   for (const value of Object.values(slot)) if (isEnvelope(value)) into.add(value);
 }
 
-function replaceTopLevel(slot: JsonObject, opened: ReadonlyMap<string, string | null>): void {
+/** A copy of the slot with its sealed top-level values opened; undefined when it holds none. */
+function openedSlot(slot: JsonObject, opened: ReadonlyMap<string, string | null>): JsonObject | undefined {
+  let copy: JsonObject | undefined;
   for (const [key, value] of Object.entries(slot)) {
     if (!isEnvelope(value)) continue;
     const text = opened.get(value) ?? null;
-    slot[key] = text === null ? null : parseSealed(text);
+    copy ??= { ...slot };
+    copy[key] = text === null ? null : parseSealed(text);
   }
+  return copy;
 }
 
 /** Sealed run values are JSON text; a value sealed elsewhere (a record's field copied in) is plain text. */

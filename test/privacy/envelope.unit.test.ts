@@ -2,7 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { DataIntegrityError } from '../../src/kernel/errors.js';
-import { blindIndexOf, isEnvelope, openValue, parseEnvelope, sealValue, unwrapKey, wrapKey } from '../../src/privacy/envelope.js';
+import { blindIndexOf, isEnvelope, openValue, parseEnvelope, pooledRandomBytes, sealValue, unwrapKey, wrapKey } from '../../src/privacy/envelope.js';
 
 describe('privacy envelope', () => {
   const key = randomBytes(32);
@@ -18,6 +18,17 @@ describe('privacy envelope', () => {
 
   it('uses a fresh nonce every time', () => {
     expect(sealValue(key, keyId, 'same')).not.to.equal(sealValue(key, keyId, 'same'));
+  });
+
+  it('draws nonces and keys from a pool whose answers never change, never repeat, and come in any size', () => {
+    const first = pooledRandomBytes(12);
+    const kept = Buffer.from(first);
+    // Several refills of the 4 KiB pool later, what was handed out is what it was.
+    const drawn = Array.from({ length: 2000 }, () => pooledRandomBytes(32).toString('hex'));
+    expect(first.equals(kept)).to.equal(true);
+    expect(new Set(drawn).size).to.equal(drawn.length);
+    expect(drawn.every((hex) => hex.length === 64)).to.equal(true);
+    expect(pooledRandomBytes(10_000).length).to.equal(10_000);
   });
 
   it('refuses a tampered ciphertext, a tampered tag, another key id and another key with a DataIntegrityError', () => {

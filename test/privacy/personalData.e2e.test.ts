@@ -119,6 +119,14 @@ describe('privacy: spec.personal_data of runs', function () {
     const sealed = await second.kernel.pool.query<{ data: any }>("SELECT data FROM events WHERE stream_id = $1 AND type = 'run_started'", [`run-${runId}`]);
     expect(sealed.rows[0]!.data.payload.input.email).to.match(/^enc:v1:/);
     expect(sealed.rows[0]!.data.payload.input.plan, 'keys not listed stay clear').to.equal('pro');
+    // The run's key is a row of the commit that stored run_started (not a commit of its own before it).
+    const key = await second.kernel.pool.query<{ key_xid: string; started_xid: string }>(
+      `SELECT k.xmin::text AS key_xid, (e.transaction_id::text::bigint % 4294967296)::text AS started_xid
+         FROM svc_data_keys k, events e WHERE k.subject_type = 'run' AND k.subject_id = $1 AND e.stream_id = $2 AND e.type = 'run_started'`,
+      [`${user.id}:${runId}`, `run-${runId}`],
+    );
+    expect(key.rows).to.have.length(1);
+    expect(key.rows[0]!.key_xid).to.equal(key.rows[0]!.started_xid);
 
     const live = (await followed).frames as Awaited<ReturnType<typeof journal>>;
     expect(live.map((f) => f.event).at(-1)).to.equal('run_completed');

@@ -80,7 +80,8 @@ export class DriveWriter {
         plain = [...drive.pending, ...produced];
         const sealer = drive.sealer;
         const events = sealer ? plain.map((event) => sealRunEvent(sealer, event)) : plain;
-        return { runId: drive.runId, stream: drive.stream, expectedVersion: drive.committed.version, events, releasesLease };
+        const newKey = sealer?.unstoredKey;
+        return { runId: drive.runId, stream: drive.stream, expectedVersion: drive.committed.version, events, releasesLease, newKey };
       };
       const askedAt = performance.now();
       try {
@@ -89,6 +90,7 @@ export class DriveWriter {
         if (appended.length > 0) {
           drive.holdsLease = !releasesLease;
           drive.leaseSeenAt = askedAt;
+          if (drive.sealer) drive.sealer.unstoredKey = undefined;
         }
         this.takeIn(drive, appended);
         countJournaled(drive.committed, appended);

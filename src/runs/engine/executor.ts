@@ -120,7 +120,8 @@ export class RunExecutor {
     });
     const drive: Drive = newDrive({ runId, workflow, recorded: [], committed: initialRunState, markDurable: () => settleRecording(recordingOf(drive)) });
     // No await (and no query) for a workflow without spec.personal_data: the start stays as it was.
-    if ((workflow.personalData ?? []).length > 0) drive.sealer = await runSealerOf(this.options.dataKeys, workflow, runId, request.principal);
+    if ((workflow.personalData ?? []).length > 0)
+      drive.sealer = await runSealerOf(this.options.dataKeys, workflow, runId, request.principal, 'new-with-first-append');
     openRunSpan(drive, false);
     this.writer.push(drive, withTraceContext(runStarted(runId, request), drive.span));
     this.active.set(runId, drive);
@@ -188,7 +189,8 @@ export class RunExecutor {
       await releaseLease(store.pool, runId, this.owner);
       return;
     }
-    const sealer = (workflow.personalData ?? []).length > 0 ? await runSealerOf(this.options.dataKeys, workflow, runId, committed.principal, false) : undefined;
+    const sealer =
+      (workflow.personalData ?? []).length > 0 ? await runSealerOf(this.options.dataKeys, workflow, runId, committed.principal, 'resumed') : undefined;
     if (sealer) {
       // The drive works on clear values: what the journal holds sealed is opened (null once erased).
       recorded = await openRunEvents(this.options.dataKeys!, recorded);

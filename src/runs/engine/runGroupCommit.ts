@@ -4,6 +4,7 @@ import { GroupCommit, RefusedEntries, type GroupCommitLimits } from '../../event
 import type { EventStore } from '../../eventstore/store.js';
 import type { EventTransaction } from '../../eventstore/transaction.js';
 import type { NewEvent, RecordedEvent } from '../../eventstore/types.js';
+import { insertNewKeys, type NewKey } from '../../privacy/keyStore.js';
 import { FencedRuns, settleLeases } from './leases.js';
 
 /** The run's lease is held by another process: this one must stop driving it. */
@@ -18,6 +19,8 @@ export interface RunAppend {
   events: NewEvent[];
   /** The run ends with these events: its lease is given up in the same commit. */
   releasesLease: boolean;
+  /** The run's data key (spec.personal_data), stored in the commit of the events first sealed with it. */
+  newKey?: NewKey | undefined;
 }
 
 /**
@@ -78,6 +81,8 @@ export class RunGroupCommit {
       const result = results[index]!;
       return !(result instanceof Error) && result.length > 0;
     });
+    const newKeys = written.flatMap((a) => (a.newKey ? [a.newKey] : []));
+    if (newKeys.length > 0) tx.beforeCommit(insertNewKeys(tx.client, newKeys));
     if (written.length > 0) {
       const settled = settleLeases(
         tx.client,
