@@ -24,8 +24,23 @@ export function routeTemplateOf(req: Request, res: Response): string {
   return 'unmatched';
 }
 
-export const recordRequestDuration: RequestHandler = (req, res, next) => {
-  const stopTimer = httpRequestDuration.startTimer();
-  res.once('finish', () => stopTimer({ method: req.method, route: routeTemplateOf(req, res), status: String(res.statusCode) }));
+/** When the response's request arrived (performance.now()): a field, not a timer closure per request. */
+const STARTED_AT = Symbol('svc.requestStartedAt');
+type TimedResponse = Response & { [STARTED_AT]?: number };
+
+// One listener for every response ('finish' fires once): a stream held open for hours keeps no closure for it.
+function observeDuration(this: TimedResponse): void {
+  const startedAt = this[STARTED_AT];
+  if (startedAt === undefined) return;
+  const { req } = this;
+  httpRequestDuration.observe(
+    { method: req.method, route: routeTemplateOf(req, this), status: String(this.statusCode) },
+    (performance.now() - startedAt) / 1000,
+  );
+}
+
+export const recordRequestDuration: RequestHandler = (_req, res, next) => {
+  (res as TimedResponse)[STARTED_AT] = performance.now();
+  res.on('finish', observeDuration);
   next();
 };

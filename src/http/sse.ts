@@ -116,15 +116,36 @@ class EventStream implements SseStream {
 
 /** node:http's field holding the headers set on a response (null while none is), found by its name. */
 let outHeadersField: symbol | undefined;
+/** What a stream's `_header` holds once its head went out: node only asks whether it is set. */
+const SENT_HEAD = 'HTTP/1.1 (sent)\r\n\r\n';
 
 /**
  * Once its head is sent a stream never sets a header again, yet node:http keeps the response's
- * header map (the security headers: ~1.8 KB of arrays) for the connection's life. It is set back to
- * node's own "none set" (null), which its header getters handle; on a Node without the field, kept.
+ * header map (the security headers: ~1.8 KB of arrays) and the head's text (~600 bytes) for the
+ * connection's life. The map is set back to node's own "none set" (null), which its header getters
+ * handle; the text to one shared string (node reads it only as "a head was sent", `headersSent`,
+ * and writes it only before `_headerSent`). On a Node without the field, the map is kept.
  */
-function releaseHeaderMap(res: Response): void {
+function releaseSentHead(res: Response): void {
+  if (!res.headersSent) return;
   outHeadersField ??= Object.getOwnPropertySymbols(res).find((field) => field.description === 'kOutHeaders');
-  if (outHeadersField && res.headersSent) Reflect.set(res, outHeadersField, null);
+  if (outHeadersField) Reflect.set(res, outHeadersField, null);
+  if ((res as { _headerSent?: boolean })._headerSent === true) Reflect.set(res, '_header', SENT_HEAD);
+}
+
+/**
+ * A stream is authenticated once, when it opens; the caller's token (~500 bytes) is not needed again
+ * and would stay in the request's headers for hours. Its value is dropped from the headers and the
+ * raw headers (the log line of the stream's end redacts it anyway). The router's continuation is
+ * dropped too: nothing calls it once the route answered with a stream, and it holds the router's
+ * per-request closures.
+ */
+function releaseRequest(req: Request): void {
+  req.next = undefined;
+  if (req.headers.authorization === undefined) return;
+  req.headers.authorization = undefined;
+  const raw = req.rawHeaders;
+  for (let at = 0; at < raw.length; at += 2) if (raw[at]!.toLowerCase() === 'authorization') raw[at + 1] = '';
 }
 
 export function openEventStream(req: Request, res: Response, { credentials, heartbeatMs = 15_000 }: EventStreamOptions): SseStream {
@@ -136,7 +157,8 @@ export function openEventStream(req: Request, res: Response, { credentials, hear
   res.setHeader('X-Accel-Buffering', 'no');
   res.flushHeaders();
   res.socket?.setNoDelay(true);
-  releaseHeaderMap(res);
+  releaseSentHead(res);
+  releaseRequest(req);
   let heartbeat = heartbeats.get(heartbeatMs);
   if (!heartbeat) heartbeats.set(heartbeatMs, (heartbeat = new Heartbeat(heartbeatMs)));
   const stream = new EventStream(res, heartbeat);

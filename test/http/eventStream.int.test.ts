@@ -1,5 +1,5 @@
 // An SSE stream over the real app and server: the head carries the API's headers, and once it is
-// sent the response keeps no header map (idle streams hold only what they need); frames, the close
+// sent the response keeps no header map, head text or token (idle streams hold only what they need); frames, the close
 // when credentials end, and requests built on the app's own prototypes.
 import { request, type IncomingMessage } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
@@ -40,7 +40,8 @@ describe('openEventStream over the app', () => {
 
   function open(): Promise<{ response: IncomingMessage; text: () => string }> {
     return new Promise((resolve, reject) => {
-      const req = request(`${http.url}/stream`, { headers: { accept: 'text/event-stream' } }, (response) => {
+      const headers = { accept: 'text/event-stream', authorization: 'Bearer a.long.token' };
+      const req = request(`${http.url}/stream`, { headers }, (response) => {
         let received = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (received += chunk));
@@ -62,6 +63,13 @@ describe('openEventStream over the app', () => {
     expect(res.headersSent).to.equal(true);
     expect(res.getHeaderNames(), 'the header map is released once the head is sent').to.deep.equal([]);
     expect(res.getHeader('content-type')).to.equal(undefined);
+    // Nor the head's text, nor the caller's token, nor the router's continuation (they would stay for hours).
+    expect((res as unknown as { _header: string })._header).not.to.include('text/event-stream');
+    const { req } = opened.at(-1)!;
+    expect(req.headers.authorization).to.equal(undefined);
+    expect(req.rawHeaders.join(' ')).not.to.include('a.long.token');
+    expect(req.rawHeaders.map((name) => name.toLowerCase())).to.include('accept');
+    expect(req.next).to.equal(undefined);
     stream.send('step', { n: 1 }, 7);
     expect((await eventually(async () => text().includes('id: 7\nevent: step\ndata: {"n":1}\n\n'), 5_000, 5)).ok).to.equal(true);
     const ended = new Promise((resolve) => response.on('end', resolve));
