@@ -8,7 +8,7 @@ import { bootstrapAdmin, requestJson, rssMiB, sleep, writeProject } from './http
 const CONNECTIONS = Number(process.env.BENCH_SSE_IDLE_CONNECTIONS ?? 10_000);
 const RUNS = Number(process.env.BENCH_SSE_IDLE_RUNS ?? 100);
 /** Streams being opened at once (each open is an authentication, a run look-up and a journal read). */
-const OPENING = 50;
+const OPENING = Number(process.env.BENCH_SSE_IDLE_OPENING ?? 50);
 const IDLE_S = Number(process.env.BENCH_SSE_IDLE_S ?? 30);
 /** /health is asked at this pace, one at a time, before and while the streams open. */
 const HEALTH_EVERY_MS = 20;

@@ -2,7 +2,8 @@
 import type { Settings } from '../config/settings.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
-import { createPool, type Pool } from '../db/pool.js';
+import { connectionConfig, createPool, type Pool } from '../db/pool.js';
+import { DatabaseProbe } from '../db/probe.js';
 import { primaryOnly, ReplicaRouting, type ReadRouting } from '../db/readRouting.js';
 import { backfillEventHashes, EventStore, HorizonWatch, LogFollower, WakeUps } from '../eventstore/index.js';
 import type { Logger } from '../kernel/logger.js';
@@ -21,6 +22,8 @@ export interface Kernel {
   readonly store: EventStore;
   readonly follower: LogFollower;
   readonly horizon: HorizonWatch;
+  /** GET /health's round trip, on a connection of its own (never queued behind the pool). */
+  readonly probe: DatabaseProbe;
   close(): Promise<void>;
 }
 
@@ -65,6 +68,7 @@ export async function startKernel(settings: Settings, logger: Logger, options: K
     const horizon = new HorizonWatch(pool, logger, settings.horizonStallSeconds * 1000);
     horizon.start();
     const reads = readRouting(settings, logger, pool);
+    const probe = new DatabaseProbe(connectionConfig(database.url, 'svc-health'));
     return {
       settings,
       logger,
@@ -76,8 +80,10 @@ export async function startKernel(settings: Settings, logger: Logger, options: K
       store,
       follower: started,
       horizon,
+      probe,
       async close() {
         horizon.stop();
+        await probe.close();
         started.stop();
         await wakeUps.close();
         await reads.close();

@@ -48,7 +48,7 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
   const reads = new Reads(kernel.reads);
   return [
     ...reads.writeTracker(),
-    healthRouter({ db: pool, version: SERVICE_VERSION, startedAt: Date.now(), horizon: () => kernel.horizon.status() }),
+    healthRouter({ database: kernel.probe, version: SERVICE_VERSION, startedAt: Date.now(), horizon: () => kernel.horizon.status() }),
     metricsRouter({ authenticator }),
     authRouter({ auth, authenticator, keys: features.keys }),
     federationRouter({ federation: features.federation, providers: federationProviders, store, authenticator, settings, clock, outbound: features.outbound }),

@@ -12,6 +12,8 @@ const ALLOWED_HEADER_KEYS = new Set(['alg', 'kid', 'typ']);
 const CLOCK_SKEW_SECONDS = 5;
 
 export const TOKEN_EXPIRED_MESSAGE = 'Invalid token: expired';
+/** Verified tokens remembered (by their whole text), the oldest forgotten first. */
+const VERIFIED_LIMIT = 1000;
 
 export interface TokenClaims {
   iss: string;
@@ -43,6 +45,13 @@ export interface MintedToken {
 
 export class TokenService {
   private readonly expiries: Deadlines<Deadline>;
+  /**
+   * Tokens whose signature and claims verified, by their exact text, with the key that verified them:
+   * a client opening stream after stream (or page after page) with one token costs one Ed25519
+   * verification, not one each (Envoy's jwt_authn keeps such a cache too). Only byte-identical
+   * tokens match. Expiry is the one check whose answer changes with time: it is made on every use.
+   */
+  private readonly verified = new Map<string, { kid: string; claims: Readonly<TokenClaims> }>();
 
   constructor(
     private readonly keys: SigningKeys,
@@ -71,7 +80,21 @@ export class TokenService {
   }
 
   /** Signature, algorithm, header, issuer and time claims; shape checks of groups/scopes come later. */
-  async verify(token: string): Promise<TokenClaims> {
+  async verify(token: string): Promise<Readonly<TokenClaims>> {
+    const known = this.verified.get(token);
+    if (known && known.kid === this.keys.kid) {
+      // jose's own rule: expired once exp <= now (whole seconds) - tolerance.
+      const { exp } = known.claims;
+      if (exp !== undefined && exp <= Math.floor(this.clock.now().getTime() / 1000) - CLOCK_SKEW_SECONDS) throw new UnauthenticatedError(TOKEN_EXPIRED_MESSAGE);
+      return known.claims;
+    }
+    const claims = await this.verifyFully(token);
+    if (this.verified.size >= VERIFIED_LIMIT) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, { kid: this.keys.kid, claims });
+    return claims;
+  }
+
+  private async verifyFully(token: string): Promise<Readonly<TokenClaims>> {
     let payload: JWTPayload;
     try {
       const header = decodeProtectedHeader(token);
@@ -97,7 +120,8 @@ export class TokenService {
     if (typeof payload.sub !== 'string' || payload.sub.length === 0 || typeof payload.jti !== 'string') {
       throw new UnauthenticatedError('Invalid token: missing subject or token id');
     }
-    return payload as unknown as TokenClaims;
+    // Shared by every request that presents the token: nobody may change it.
+    return deepFreeze(payload) as unknown as Readonly<TokenClaims>;
   }
 
   /**
@@ -111,6 +135,11 @@ export class TokenService {
   forgetExpiry(watch: Deadline): void {
     this.expiries.delete(watch);
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) deepFreeze(item);
+  return Object.freeze(value);
 }
 
 function describeJoseError(error: unknown): string {

@@ -2,7 +2,8 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { expect } from 'chai';
 import pg from 'pg';
-import { createPool, withDatabase } from '../../src/db/pool.js';
+import { connectionConfig, withDatabase } from '../../src/db/pool.js';
+import { DatabaseProbe } from '../../src/db/probe.js';
 import { createApp } from '../../src/http/app.js';
 import { healthRouter } from '../../src/http/health.js';
 import { listen, type HttpServer } from '../../src/http/server.js';
@@ -27,6 +28,20 @@ describe('GET /health', () => {
     expect(body).to.include({ status: 'ok', database: 'ok' });
     expect(body.uptime_s).to.be.a('number');
     expect(body.version).to.match(/^\d+\.\d+\.\d+/);
+  });
+
+  it('answers ok while every connection of the pool is taken: its round trip has a connection of its own', async () => {
+    const { pool, settings } = service.kernel;
+    const taken = await Promise.all(Array.from({ length: settings.dbPoolSize }, () => pool.connect()));
+    try {
+      expect(pool.waitingCount + pool.idleCount, 'nothing left in the pool').to.equal(0);
+      // Through the pool, SELECT 1 would wait for a free connection until its 2 s timeout, then answer 503.
+      const response = await fetch(`${service.url}/health`);
+      expect(response.status).to.equal(200);
+      expect(await response.json()).to.include({ status: 'ok', database: 'ok' });
+    } finally {
+      taken.forEach((client) => client.release());
+    }
   });
 });
 
@@ -94,7 +109,7 @@ describe('GET /health when the database does not answer', () => {
   // A TCP server that accepts and never speaks: a hung database or a black-holed network.
   let silent: Server;
   const sockets = new Set<Socket>();
-  let pool: ReturnType<typeof createPool>;
+  let probe: DatabaseProbe;
   let http: HttpServer;
 
   before(async () => {
@@ -104,18 +119,18 @@ describe('GET /health when the database does not answer', () => {
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as { port: number };
-    pool = createPool({ connectionString: `postgresql://svc@127.0.0.1:${port}/svc`, max: 1 });
+    probe = new DatabaseProbe(connectionConfig(`postgresql://svc@127.0.0.1:${port}/svc`));
     const app = createApp({
       logger: createLogger('silent'),
       bodyLimitBytes: 1024,
-      routers: [healthRouter({ db: pool, version: '1.2.3', startedAt: Date.now(), timeoutMs: 300 })],
+      routers: [healthRouter({ database: probe, version: '1.2.3', startedAt: Date.now(), timeoutMs: 300 })],
     });
     http = await listen(app, '127.0.0.1', 0);
   });
   after(async () => {
     await http?.close();
     for (const socket of sockets) socket.destroy();
-    await pool?.end();
+    await probe?.close();
     await new Promise((resolve) => silent?.close(resolve));
   });
 
