@@ -79,9 +79,13 @@ describe('gRPC-Web request limits', function () {
     return headers;
   }
 
-  async function send(body: Buffer, options: { token?: string | undefined; compressed?: boolean } = {}): Promise<GrpcWebAnswer> {
+  async function send(
+    body: Buffer,
+    options: { token?: string | undefined; compressed?: boolean } = {},
+  ): Promise<GrpcWebAnswer & { connection: string | null }> {
     const response = await withDeadline(fetch(`${service.url}${PATH}`, { method: 'POST', headers: headersOf(options), body }), ANSWER_DEADLINE_MS, 'an answer');
-    return readAnswer(response.status, (name) => response.headers.get(name) ?? undefined, Buffer.from(await response.arrayBuffer()));
+    const answer = readAnswer(response.status, (name) => response.headers.get(name) ?? undefined, Buffer.from(await response.arrayBuffer()));
+    return { ...answer, connection: response.headers.get('connection') };
   }
 
   /** Sends `start` and keeps the request open (fetch would wait for the whole body before reading the answer). */
@@ -140,7 +144,9 @@ describe('gRPC-Web request limits', function () {
     const answer = await send(frame(over, false), { token: admin.token });
     expect(answer.grpcStatus, answer.grpcMessage).to.equal(RESOURCE_EXHAUSTED);
     expect(await countRuns()).to.equal(runsBefore);
-    // The refused body was never read: the connection it came on must not swallow the next call.
+    // The refused body was never read: the connection it came on must not swallow the next call,
+    // and the answer says it ends, so that no client sends its next call on it meanwhile.
+    expect(answer.connection).to.equal('close');
     const next = await send(frame(Buffer.from(requestBytes('echo', '{"text":"after"}')), false), { token: admin.token });
     expect(next.grpcStatus, next.grpcMessage).to.equal(0);
     expect(JSON.parse(next.events.at(-1)!.outputJson)).to.deep.equal({ text: 'after', data: null });
