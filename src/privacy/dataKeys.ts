@@ -1,9 +1,9 @@
 // Per-subject data keys: seal a subject's personal values, open stored envelopes, erase a subject.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/pool.js';
 import { ConflictError, DataIntegrityError } from '../kernel/errors.js';
 import { newId } from '../kernel/ids.js';
-import { blindIndexOf, isEnvelope, kekIdOf, openValue, parseEnvelope, pooledRandomBytes, sealValue, unwrapKey, wrapKey } from './envelope.js';
+import { blindIndexOf, isEnvelope, kekIdOf, openValue, parseEnvelope, sealValue, unwrapKey, wrapKey } from './envelope.js';
 import {
   destroyKeysOfItem,
   destroyKeysOwnedBy,
@@ -194,7 +194,8 @@ export class DataKeys {
   private makeKey(subject: Subject): { key: Buffer; newKey: NewKey } {
     // Time-ordered, like every id svc makes: a run's key lands beside the last one in the primary key's b-tree.
     const keyId = newId();
-    const key = pooledRandomBytes(32);
+    // Drawn on its own, not from the nonces' pool: secret bytes never share a buffer with public ones.
+    const key = randomBytes(32);
     return { key, newKey: { keyId, subject, wrapped: wrapKey(this.byKekId.get(this.currentKekId)!, keyId, key), kekId: this.currentKekId } };
   }
 

@@ -41,6 +41,7 @@ export function parseEnvelope(value: string): Envelope {
  * Random bytes cut from one larger draw of the CSPRNG, as Node's randomUUID does: a run seals several
  * values, and one randomBytes call per nonce cost more than the encryption itself (a syscall each).
  * Each refill is a new buffer and every answer a copy, so nothing handed out changes afterwards.
+ * For nonces (public): keys are drawn on their own.
  */
 const randomSource = { pool: Buffer.alloc(0), offset: 0 };
 const RANDOM_POOL_BYTES = 4096;

@@ -20,7 +20,7 @@ describe('privacy envelope', () => {
     expect(sealValue(key, keyId, 'same')).not.to.equal(sealValue(key, keyId, 'same'));
   });
 
-  it('draws nonces and keys from a pool whose answers never change, never repeat, and come in any size', () => {
+  it('draws nonces from a pool whose answers never change, never repeat, and come in any size', () => {
     const first = pooledRandomBytes(12);
     const kept = Buffer.from(first);
     // Several refills of the 4 KiB pool later, what was handed out is what it was.
