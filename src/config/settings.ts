@@ -4,6 +4,7 @@ import type { OutboundPolicy } from '../outbound/policy.js';
 import { DEPLOYMENT_ENVS, LOG_LEVELS, problemOf, settingsSchema, type SettingValues } from './schema.js';
 import { readSystemConfig } from './systemConfig.js';
 import type { TrustProxy } from './settingTypes.js';
+import { deepFreeze } from '../kernel/json.js';
 import type { TracingSettings } from '../tracing/settings.js';
 
 export type DeploymentEnv = (typeof DEPLOYMENT_ENVS)[number];
@@ -228,12 +229,4 @@ function definedOnly(env: Source): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) if (value !== undefined) result[key] = value;
   return result;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
 }

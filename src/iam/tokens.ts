@@ -4,6 +4,7 @@ import { decodeProtectedHeader, jwtVerify, SignJWT, type JWTPayload } from 'jose
 import type { Clock } from '../kernel/clock.js';
 import { Deadlines, type Deadline } from '../kernel/deadlines.js';
 import { UnauthenticatedError } from '../kernel/errors.js';
+import { deepFreeze } from '../kernel/json.js';
 import type { SigningKeys } from './keys.js';
 
 export const TOKEN_ISSUER = 'svc';
@@ -135,11 +136,6 @@ export class TokenService {
   forgetExpiry(watch: Deadline): void {
     this.expiries.delete(watch);
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) for (const item of Object.values(value)) deepFreeze(item);
-  return Object.freeze(value);
 }
 
 function describeJoseError(error: unknown): string {

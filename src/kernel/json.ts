@@ -103,3 +103,12 @@ export function refuseUnsafeJson(value: unknown, location: string): void {
   if (findings.forbiddenKey !== undefined) throw new ForbiddenKeyError(findings.forbiddenKey);
   if (findings.unstorable.length > 0) throw new ValidationError(findings.unstorable);
 }
+
+/** Freezes a value and everything it holds (shared settings, claims shared by requests): nobody may change it. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
