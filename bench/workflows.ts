@@ -108,7 +108,7 @@ async function measureSvcTraced(sampler: Record<string, string> = {}): Promise<S
     const isSampled = sampler.OTEL_TRACES_SAMPLER !== undefined;
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_BSP_SCHEDULE_DELAY: '1000', ...sampler };
     const label = isSampled ? 'svc sampled' : 'svc traced';
-    const job = await measureSvcVariant(label, `svc with tracing on${isSampled ? ', one trace in ten' : ''}`, env);
+    const job = await measureSvcVariant({ label, heading: `svc with tracing on${isSampled ? ', one trace in ten' : ''}`, env });
     if (sink.received().requests === 0) throw new Error('tracing was on, yet the OTLP receiver got no export');
     return job;
   } finally {
@@ -119,16 +119,26 @@ async function measureSvcTraced(sampler: Record<string, string> = {}): Promise<S
 /** svc's 201 job with `hello` listing SEALED_KEYS in spec.personal_data; checks the journal holds them sealed. */
 async function measureSvcSealed(): Promise<SyncJob> {
   const env = { SVC_DATA_KEY: randomBytes(32).toString('hex') };
-  return measureSvcVariant('svc sealed', 'svc with personal data sealed', env, true, async (pool) => {
+  const check = async (pool: pg.Pool) => {
     const { rows } = await pool.query<{ name: unknown }>(
       "SELECT data->'payload'->'input'->'name' AS name FROM events WHERE type = 'run_started' ORDER BY global_position DESC LIMIT 1",
     );
     if (!isEnvelope(rows[0]?.name)) throw new Error(`spec.personal_data lists name, yet run_started holds ${JSON.stringify(rows[0]?.name)}`);
-  });
+  };
+  return measureSvcVariant({ label: 'svc sealed', heading: 'svc with personal data sealed', env, sealed: true, check });
 }
 
-/** svc's 201 job on a fresh database and a second service started with `env` (the variant rows). */
-async function measureSvcVariant(label: string, heading: string, env: Record<string, string>, sealed = false, check?: (pool: pg.Pool) => Promise<void>) {
+/** A variant row: its label, its console heading, the service's extra settings, a sealed `hello`, a check of the database after the load. */
+interface Variant {
+  label: string;
+  heading: string;
+  env: Record<string, string>;
+  sealed?: boolean;
+  check?: (pool: pg.Pool) => Promise<void>;
+}
+
+/** svc's 201 job on a fresh database, with a service of its own started with the variant's settings. */
+async function measureSvcVariant({ label, heading, env, sealed = false, check }: Variant): Promise<SyncJob> {
   const db = await createBenchDatabase('workflows_variant', 2);
   const project = helloProject(sealed);
   const svc = await startServiceProcess(`workflows-${label.replace(/\W+/g, '-')}`, { databaseUrl: db.url, projectDir: project.dir, env });
