@@ -9,6 +9,8 @@ const CONNECTIONS = Number(process.env.BENCH_SSE_IDLE_CONNECTIONS ?? 10_000);
 const RUNS = Number(process.env.BENCH_SSE_IDLE_RUNS ?? 100);
 /** Streams being opened at once (each open is an authentication, a run look-up and a journal read). */
 const OPENING = Number(process.env.BENCH_SSE_IDLE_OPENING ?? 50);
+/** The service's SVC_STREAM_OPEN_CONCURRENCY (unset: its default). */
+const SERVICE_OPEN_CONCURRENCY = process.env.BENCH_SSE_IDLE_OPEN_CONCURRENCY;
 const IDLE_S = Number(process.env.BENCH_SSE_IDLE_S ?? 30);
 /** /health is asked at this pace, one at a time, before and while the streams open. */
 const HEALTH_EVERY_MS = 20;
@@ -127,7 +129,8 @@ interface Figures {
 async function measure(): Promise<Figures> {
   const db = await createBenchDatabase('sse_idle', 2);
   const project = writeProject('sse-idle', { 'workflows/idle.yaml': WORKFLOW });
-  const svc = await startCompiledService('sse-idle', { databaseUrl: db.url, projectDir: project.dir });
+  const env: Record<string, string> = SERVICE_OPEN_CONCURRENCY ? { SVC_STREAM_OPEN_CONCURRENCY: SERVICE_OPEN_CONCURRENCY } : {};
+  const svc = await startCompiledService('sse-idle', { databaseUrl: db.url, projectDir: project.dir, env });
   try {
     const token = await bootstrapAdmin(svc.url);
     const until = new Date(Date.now() + 3_600_000).toISOString();

@@ -1,5 +1,6 @@
 // Every router of the service, in the order the app mounts them: fixed paths first, workflow trigger paths last.
 import type { Router } from 'express';
+import pLimit from 'p-limit';
 import { approvalRouter } from '../approvals/routes.js';
 import { auditRouter } from '../audit/routes.js';
 import { artifactRouter } from '../artifacts/routes.js';
@@ -64,6 +65,7 @@ export function serviceRouters({ kernel, features, project, clock, extra }: Rout
       keys: features.keys,
       starter: features.starter,
       dataKeys: features.dataKeys,
+      streamOpens: pLimit(settings.streamOpenConcurrency),
     }),
     approvalRouter({ pool, approvals: features.approvals, authenticator, openDisplay: (display) => openPersonalObject(features.dataKeys, display) }),
     artifactRouter({ catalog: artifacts, authenticator }),

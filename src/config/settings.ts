@@ -57,6 +57,8 @@ export interface Settings {
   readonly metricsPort: number | null;
   /** bcrypt hashes one process runs at once (each takes a core for ~100-250 ms). */
   readonly passwordHashConcurrency: number;
+  /** Run event streams one process opens at once (look-up and catch-up read); more wait their turn in order. */
+  readonly streamOpenConcurrency: number;
   readonly logLevel: LogLevel;
   readonly bodyLimitBytes: number;
   readonly dbPoolSize: number;
@@ -171,6 +173,7 @@ function toSettings(values: SettingValues, context: Context): Settings {
     workers: values.SVC_WORKERS,
     metricsPort: values.SVC_METRICS_PORT === 0 ? null : values.SVC_METRICS_PORT,
     passwordHashConcurrency: values.SVC_PASSWORD_HASH_CONCURRENCY,
+    streamOpenConcurrency: values.SVC_STREAM_OPEN_CONCURRENCY,
     logLevel: values.SVC_LOG_LEVEL,
     bodyLimitBytes: values.SVC_BODY_LIMIT_BYTES,
     dbPoolSize: values.SVC_DB_POOL_SIZE,

@@ -5,7 +5,7 @@ import type { Logger } from '../kernel/logger.js';
 import { matchesLogFilter, type LogFilter } from './logFilter.js';
 import { selectGate, selectGlobalHead } from './sql.js';
 import type { EventStore } from './store.js';
-import { StreamFeeds } from './streamFeeds.js';
+import { StreamFeeds, type StreamSubscribeOptions } from './streamFeeds.js';
 import { compareCursors, cursorOf, type GlobalCursor, type RecordedEvent } from './types.js';
 import type { WakeReason } from './wakeUps.js';
 
@@ -85,7 +85,7 @@ export class LogFollower {
   }
 
   /** The stream's events after position `after`: replay from the table, then live (see StreamFeeds). */
-  subscribeToStream(streamId: string, after = 0, options: { liveOnly?: boolean } = {}): Observable<RecordedEvent> {
+  subscribeToStream(streamId: string, after = 0, options: StreamSubscribeOptions = {}): Observable<RecordedEvent> {
     return this.streams.subscribe(streamId, after, options);
   }
 

@@ -10,6 +10,11 @@ const PAGE_SIZE = 1000;
 /** Per stream and round trip when other processes' events of every followed stream are read at once. */
 const STREAM_PAGE_SIZE = 100;
 
+export interface StreamSubscribeOptions {
+  liveOnly?: boolean;
+  caughtUp?: () => void;
+}
+
 /** A live stream subscription as the follower sees it. */
 interface StreamListener {
   /** The last position it holds; undefined while it reads the table itself (it catches up alone). */
@@ -39,17 +44,19 @@ export class StreamFeeds {
   /**
    * The stream's events after position `after`: replay from the table, then live; no gap, no
    * duplicate. `liveOnly` skips the first read of the table: the caller has read up to `after`.
+   * `caughtUp` is called once the first read ended (delivered, failed or its subscriber gone).
    */
-  subscribe(streamId: string, after = 0, { liveOnly = false } = {}): Observable<RecordedEvent> {
+  subscribe(streamId: string, after = 0, { liveOnly = false, caughtUp }: StreamSubscribeOptions = {}): Observable<RecordedEvent> {
     return new Observable<RecordedEvent>((subscriber) => {
-      const subscription = new StreamSubscription(this.store, this.logger, streamId, after, subscriber);
+      const subscription = new StreamSubscription(this.store, this.logger, streamId, after, subscriber, liveOnly ? undefined : caughtUp);
       // No read per subscriber on wake-ups (a thousand SSE followers would be a thousand queries
       // every tick): pumpStreams reads every followed stream in one query, from the furthest-behind
       // subscriber on. Only a gap (a local commit whose callback overtook an earlier one's) makes a
       // subscriber read on its own.
       const listeners = this.listeners.get(streamId) ?? new Set();
       this.listeners.set(streamId, listeners.add(subscription));
-      if (!liveOnly) void subscription.readFromTable();
+      if (liveOnly) caughtUp?.();
+      else void subscription.readFromTable();
       return () => {
         subscription.closed = true;
         listeners.delete(subscription);
@@ -111,6 +118,7 @@ class StreamSubscription implements StreamListener {
     private readonly streamId: string,
     private last: number,
     private readonly subscriber: Subscriber<RecordedEvent>,
+    private caughtUp: (() => void) | undefined,
   ) {}
 
   position(): number | undefined {
@@ -143,6 +151,9 @@ class StreamSubscription implements StreamListener {
       this.logger.warn({ err: error, streamId: this.streamId }, 'stream read failed; retrying on the next wake-up');
     } finally {
       this.reading = false;
+      const caughtUp = this.caughtUp;
+      this.caughtUp = undefined;
+      caughtUp?.();
     }
   }
 

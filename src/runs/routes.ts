@@ -1,6 +1,7 @@
 // /api/runs: list, detail, journal over SSE, export, control (pause/resume/abort/steer) and fork; each answers or
 // acts on a run only when the caller may read it (readableRun).
 import { Router, type Request, type Response } from 'express';
+import type { LimitFunction } from 'p-limit';
 import type { SigningKeys } from '../iam/keys.js';
 import type { Authenticator } from '../http/authenticator.js';
 import { ADMIN_SCOPE, type Principal } from '../kernel/access.js';
@@ -62,6 +63,8 @@ export interface RunRoutesDeps {
   starter: RunStarter;
   /** Opens the sealed spec.personal_data of runs (null once erased or expired). */
   dataKeys?: DataKeys;
+  /** Event streams being opened at once (SVC_STREAM_OPEN_CONCURRENCY); the rest wait their turn in order. */
+  streamOpens: LimitFunction;
 }
 
 const isAdmin = (principal: Principal) => principal.scopes.includes(ADMIN_SCOPE);
@@ -155,19 +158,27 @@ export function runsRouter(deps: RunRoutesDeps): Router {
   return router;
 }
 
-/** GET /api/runs/:id/events: the journal after Last-Event-ID (or from_seq), replayed, then live unless follow=false. */
+/**
+ * GET /api/runs/:id/events: the journal after Last-Event-ID (or from_seq), replayed, then live unless
+ * follow=false. Opens take turns (`streamOpens`) from the run's look-up to the journal's catch-up:
+ * thousands of clients reconnecting at once queue here instead of flooding the event loop and the pool.
+ */
 async function streamRunEvents(deps: RunRoutesDeps, req: Request, res: Response): Promise<void> {
   const id = uuidParam(req, 'id', 'Run');
   const after = resumeAfter(req);
-  const { value: run, db } = await deps.reads.read(req, (db) => readableRun(db, req.principal!, id));
-  const stream = openEventStream(req, res, { credentials: deps.authenticator });
-  if (req.query.follow === 'false') {
-    await replayRunEvents(deps, run.id, after, stream, db);
-    return;
-  }
-  // On a replica the catch-up reads there; the follower then reads the primary only past it.
-  const caughtUp = db === deps.pool ? after : await replayRunEvents(deps, run.id, after, stream, db, { isLeftOpen: true });
-  if (caughtUp !== undefined) followRunEvents(deps, run, caughtUp, stream);
+  await deps.streamOpens(async () => {
+    // A client that left while waiting its turn costs nothing more.
+    if (req.socket.destroyed) return;
+    const { value: run, db } = await deps.reads.read(req, (db) => readableRun(db, req.principal!, id));
+    const stream = openEventStream(req, res, { credentials: deps.authenticator });
+    if (req.query.follow === 'false') {
+      await replayRunEvents(deps, run.id, after, stream, db);
+      return;
+    }
+    // On a replica the catch-up reads there; the follower then reads the primary only past it.
+    const caughtUp = db === deps.pool ? after : await replayRunEvents(deps, run.id, after, stream, db, { isLeftOpen: true });
+    if (caughtUp !== undefined) await followRunEvents(deps, run, caughtUp, stream);
+  });
 }
 
 /**
@@ -209,15 +220,17 @@ async function replayRunEvents(
   return position;
 }
 
-/** The journal after `after`, then live until the run's terminal event (or the client leaves). */
-function followRunEvents({ follower, dataKeys }: Pick<RunRoutesDeps, 'follower' | 'dataKeys'>, run: RunRow, after: number, stream: SseStream): void {
+/** The journal after `after`, then live until the run's terminal event (or the client leaves); settles once caught up. */
+function followRunEvents({ follower, dataKeys }: Pick<RunRoutesDeps, 'follower' | 'dataKeys'>, run: RunRow, after: number, stream: SseStream): Promise<void> {
   // A finished run whose terminal event the client already holds has nothing left to send.
   if (TERMINAL_STATUSES.includes(run.status as RunStatus) && after >= Number(run.last_seq)) {
     stream.close();
-    return;
+    return Promise.resolve();
   }
-  const live = follower.subscribeToStream(runStream(run.id), after).subscribe(new LiveRunEvents(stream, dataKeys));
-  stream.onClose(() => live.unsubscribe());
+  return new Promise((caughtUp) => {
+    const live = follower.subscribeToStream(runStream(run.id), after, { caughtUp }).subscribe(new LiveRunEvents(stream, dataKeys));
+    stream.onClose(() => live.unsubscribe());
+  });
 }
 
 /**

@@ -53,6 +53,7 @@ describe('loadSettings', () => {
         tenantIds: undefined,
         workers: 1,
         passwordHashConcurrency: Math.max(1, availableParallelism() - 1),
+        streamOpenConcurrency: 4,
         logLevel: 'info',
         bodyLimitBytes: 1024 * 1024,
         dbPoolSize: 10,
