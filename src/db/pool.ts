@@ -41,6 +41,16 @@ const typeParsers: pg.CustomTypesConfig = {
  * their timestamps for long (a rebuild one per row it folds): every garbage collection copies them.
  */
 export function isoFromPgTimestamptz(value: string): string {
+  // A statement's rows mostly share one time (an append's events, a transaction's now()): parsed once, one string kept.
+  if (value === lastTimestamptz.text) return lastTimestamptz.iso;
+  const iso = parseTimestamptz(value);
+  lastTimestamptz = { text: value, iso };
+  return iso;
+}
+
+let lastTimestamptz = { text: '', iso: '' };
+
+function parseTimestamptz(value: string): string {
   if (value === 'infinity' || value === '-infinity') return value;
   const match = /^(\d{4,}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00(?::00)?$/.exec(value);
   if (!match) return value.replace(' ', 'T').replace(/\+00(:00)?$/, 'Z');

@@ -23,10 +23,11 @@ export class ChainHeads {
     return head && head.version === expectedVersion ? head.hash : undefined;
   }
 
-  /** After a commit: each stream's last event becomes its head. */
+  /** After a commit: each stream's last event becomes its head (events in global order: a stream's run ends at its last). */
   remember(events: readonly RecordedEvent[]): void {
-    for (const event of events) {
-      if (event.hash === null) continue;
+    for (let index = 0; index < events.length; index++) {
+      const event = events[index]!;
+      if (event.hash === null || events[index + 1]?.streamId === event.streamId) continue;
       const head = this.heads.get(event.streamId);
       if (head && head.version >= event.streamPosition) continue;
       this.heads.delete(event.streamId);

@@ -16,8 +16,25 @@ export interface StreamInsert {
   streamType: string;
   /** null: wherever the stream's end is. */
   expectedVersion: number | null;
-  /** Each with its complete metadata (events without share one object: it is canonicalised once). */
+  /** The call's metadata, which every event without metadata of its own carries (canonicalised once). */
+  metadata: EventMetadata;
+  /** An event's own metadata is complete (the call's merged in: see withCallMetadata). */
   events: readonly NewEvent[];
+}
+
+/** A stream's append with the metadata of its call. */
+export interface CalledAppend extends AppendToStream {
+  metadata: EventMetadata;
+}
+
+/**
+ * The request beside the call's metadata. Only events with metadata of their own are copied, that
+ * metadata merged by `merge`: the others stay as the caller made them (no copy per event).
+ */
+export function withCallMetadata(request: AppendToStream, metadata: EventMetadata, merge: (own: EventMetadata) => EventMetadata): CalledAppend {
+  const hasOwn = request.events.some((e) => e.metadata);
+  const events = hasOwn ? request.events.map((e) => (e.metadata ? { ...e, metadata: merge(e.metadata) } : e)) : request.events;
+  return { ...request, metadata, events };
 }
 
 /** What the database decides for each inserted event; the rest the caller sent. */
@@ -52,10 +69,8 @@ export async function insertEvents(client: Queryable, inserts: readonly StreamIn
   return recordedFromInsert(inserts, rows);
 }
 
-const NO_METADATA: EventMetadata = Object.freeze({});
-
-function metadataOf(event: NewEvent): EventMetadata {
-  return event.metadata ?? NO_METADATA;
+function metadataOf(event: NewEvent, insert: StreamInsert): EventMetadata {
+  return event.metadata ?? insert.metadata;
 }
 
 /** `derive` of metadata, computed again only when the object changes: a call's events mostly share one. */
@@ -73,7 +88,7 @@ function chainInDatabasePayload(inserts: readonly StreamInsert[]): string {
     let middle = '';
     const metadataJcs = repeated(jcs);
     const events = insert.events.map((e) => {
-      const metadata = metadataOf(e);
+      const metadata = metadataOf(e, insert);
       const parts = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata }, metadataJcs(metadata));
       middle = parts.middle;
       return { head: parts.head, tail: parts.tail, ...(e.recordedAt ? { recorded_at: e.recordedAt } : {}) };
@@ -98,7 +113,7 @@ function chainedStreamPayload(insert: StreamInsert, previous: string, stamp: { t
   let link = previous;
   const metadataJcs = repeated(jcs);
   const hashed = insert.events.map((e, i) => {
-    const metadata = metadataOf(e);
+    const metadata = metadataOf(e, insert);
     const metadataText = metadataJcs(metadata);
     const dataText = jcs(e.data);
     const { head, middle, tail } = canonicalParts({ streamId: insert.streamId, type: e.type, data: e.data, metadata }, metadataText, dataText);
@@ -139,7 +154,7 @@ function recordedFromInsert(inserts: readonly StreamInsert[], rows: readonly Ins
         streamPosition: row.stream_position,
         type: event.type,
         data: asJsonb(event.data) as RecordedEvent['data'],
-        metadata: metadataAsJsonb(metadataOf(event)),
+        metadata: metadataAsJsonb(metadataOf(event, insert)),
         transactionId: row.transaction_id,
         recordedAt: row.recorded_at,
         hash: row.hash,
@@ -155,7 +170,7 @@ export function checkExpectedVersion(expectedVersion: AppendToStream['expectedVe
 }
 
 /** Checks the requests and inserts them; a unique-key collision (a concurrent writer) is a version conflict. */
-export async function insertStreams(client: Queryable, requests: readonly AppendToStream[], heads: ChainHeads | undefined): Promise<RecordedEvent[]> {
+export async function insertStreams(client: Queryable, requests: readonly CalledAppend[], heads: ChainHeads | undefined): Promise<RecordedEvent[]> {
   const streams = new Set<string>();
   for (const { streamId, expectedVersion } of requests) {
     checkExpectedVersion(expectedVersion);
@@ -168,6 +183,7 @@ export async function insertStreams(client: Queryable, requests: readonly Append
       streamId: r.streamId,
       streamType: r.streamType ?? streamTypeOf(r.streamId),
       expectedVersion: r.expectedVersion === 'any' ? null : r.expectedVersion,
+      metadata: r.metadata,
       events: r.events,
     }));
   if (inserts.length === 0) return [];

@@ -6,7 +6,7 @@ import { VersionConflictError } from '../kernel/errors.js';
 import { countAppended } from '../metrics/registry.js';
 import { GroupCommit } from './groupCommit.js';
 import { ChainHeads } from './chainHeads.js';
-import { checkExpectedVersion, insertStreams } from './insert.js';
+import { checkExpectedVersion, insertStreams, withCallMetadata } from './insert.js';
 import { selectGlobalEvents, type LogFilter, selectStreamEvents, selectStreamsAfter, selectStreamVersion, selectTailPage } from './sql.js';
 import { conflictWithActualVersion, EventTransaction, outcomesOf, type AppendOptions, type InlineProjector, type StreamOutcome } from './transaction.js';
 import type { AppendResult, AppendToStream, EventMetadata, GlobalCursor, RecordedEvent } from './types.js';
@@ -85,10 +85,7 @@ export class EventStore {
    */
   private async commitSingles(entries: readonly SingleAppend[]): Promise<(RecordedEvent[] | Error)[]> {
     // Each call's metadata goes onto its own events, so one statement can carry several calls.
-    const requests = entries.map(({ request, metadata }) => ({
-      ...request,
-      events: request.events.map((e) => ({ ...e, metadata: e.metadata ? { ...metadata, ...e.metadata } : metadata })),
-    }));
+    const requests = entries.map(({ request, metadata }) => withCallMetadata(request, metadata, (own) => ({ ...metadata, ...own })));
     let outcomes: StreamOutcome[];
     if (this.projector?.handlesAny(requests.flatMap((r) => r.events.map((e) => e.type)))) {
       outcomes = await this.transact((tx) => tx.appendEach(requests));

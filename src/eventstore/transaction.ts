@@ -3,7 +3,7 @@ import type { PoolClient, Queryable } from '../db/pool.js';
 import { withCause } from '../kernel/causation.js';
 import { VersionConflictError } from '../kernel/errors.js';
 import type { ChainHeads } from './chainHeads.js';
-import { insertStreams } from './insert.js';
+import { insertStreams, withCallMetadata, type CalledAppend } from './insert.js';
 import { selectStreamVersion } from './sql.js';
 import { streamTypeOf, type AppendResult, type AppendToStream, type EventMetadata, type RecordedEvent } from './types.js';
 
@@ -97,7 +97,7 @@ export class EventTransaction {
 }
 
 /** The events as they will be recorded, less what the database decides: for reading their read models' rows ahead. */
-function upcoming(requests: readonly AppendToStream[]): RecordedEvent[] {
+function upcoming(requests: readonly CalledAppend[]): RecordedEvent[] {
   return requests.flatMap((request) =>
     request.events.map((event) => ({
       globalPosition: 0,
@@ -106,7 +106,7 @@ function upcoming(requests: readonly AppendToStream[]): RecordedEvent[] {
       streamPosition: 0,
       type: event.type,
       data: event.data,
-      metadata: event.metadata ?? {},
+      metadata: event.metadata ?? request.metadata,
       transactionId: '',
       recordedAt: '',
       hash: null,
@@ -114,13 +114,9 @@ function upcoming(requests: readonly AppendToStream[]): RecordedEvent[] {
   );
 }
 
-/** The request with each event's metadata (the call's, then the event's own) completed by its cause. */
-function withCauses(request: AppendToStream, metadata: EventMetadata | undefined): AppendToStream {
-  const shared = withCause(metadata);
-  return {
-    ...request,
-    events: request.events.map((e) => ({ ...e, metadata: e.metadata ? withCause({ ...metadata, ...e.metadata }) : shared })),
-  };
+/** The request with the call's metadata completed by its cause (an event's own: the call's, then its own, then the cause). */
+function withCauses(request: AppendToStream, metadata: EventMetadata | undefined): CalledAppend {
+  return withCallMetadata(request, withCause(metadata), (own) => withCause({ ...metadata, ...own }));
 }
 
 /** Each request's events among those inserted; a request with events and none inserted was not at its version. */
