@@ -72,28 +72,27 @@ describe('run event streams open a few at a time', function () {
     gates.remove();
   });
 
-  it('opens a second stream while the first reads the journal, with a concurrency of 2', async () => {
+  /** Opens a stream, then a second one while the first's catch-up read waits on the lock; whether the second answered meanwhile. Both then catch up. */
+  async function secondAnswersWhileFirstReads(service: Service): Promise<boolean> {
     let first!: SseReader;
     let second!: Promise<SseReader>;
+    let answered = false;
     await withEventsLocked(async () => {
-      first = await open(twoAtATime);
-      second = open(twoAtATime);
-      expect(await answersSoon(second), 'the second stream answered while the first reads').to.equal(true);
+      first = await open(service);
+      second = open(service);
+      answered = await answersSoon(second);
     });
     await expectCaughtUp(first);
     await expectCaughtUp(await second);
+    return answered;
+  }
+
+  it('opens a second stream while the first reads the journal, with a concurrency of 2', async () => {
+    expect(await secondAnswersWhileFirstReads(twoAtATime), 'the second stream answered while the first reads').to.equal(true);
   });
 
   it('opens the next stream only once the one before caught up, with a concurrency of 1', async () => {
-    let first!: SseReader;
-    let second!: Promise<SseReader>;
-    await withEventsLocked(async () => {
-      first = await open(oneAtATime);
-      second = open(oneAtATime);
-      expect(await answersSoon(second), 'the second stream answered before the first caught up').to.equal(false);
-    });
-    await expectCaughtUp(first);
-    await expectCaughtUp(await second);
+    expect(await secondAnswersWhileFirstReads(oneAtATime), 'the second stream answered before the first caught up').to.equal(false);
   });
 
   it('goes on past a client that left while waiting its turn', async () => {
