@@ -50,8 +50,8 @@ export const settingFields = z.object({
   // One core fewer than the machine has (at least one): a burst of logins never takes every core
   // from the requests that need none.
   SVC_PASSWORD_HASH_CONCURRENCY: integer(Math.max(1, availableParallelism() - 1), 1, 64),
-  // A few at a time keep the event loop answering while thousands of clients reconnect at once
-  // (bench/RESULTS.md, session 24).
+  // A few at a time leave the pool to the other requests while thousands of clients reconnect at
+  // once (bench/RESULTS.md, session 24).
   SVC_STREAM_OPEN_CONCURRENCY: integer(4, 1, 1000),
   SVC_LOG_LEVEL: oneOf(LOG_LEVELS, 'info'),
   SVC_BODY_LIMIT_BYTES: integer(1024 * 1024, 1024, 64 * 1024 * 1024),

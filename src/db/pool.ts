@@ -42,13 +42,16 @@ const typeParsers: pg.CustomTypesConfig = {
  */
 export function isoFromPgTimestamptz(value: string): string {
   // A statement's rows mostly share one time (an append's events, a transaction's now()): parsed once, one string kept.
-  if (value === lastTimestamptz.text) return lastTimestamptz.iso;
-  const iso = parseTimestamptz(value);
-  lastTimestamptz = { text: value, iso };
-  return iso;
+  if (value !== lastTimestamptzText) {
+    lastTimestamptzIso = parseTimestamptz(value);
+    lastTimestamptzText = value;
+  }
+  return lastTimestamptzIso;
 }
 
-let lastTimestamptz = { text: '', iso: '' };
+// The last text parsed and its answer (two strings, no object allocated per parse: a rebuild parses one per row).
+let lastTimestamptzText = '';
+let lastTimestamptzIso = '';
 
 function parseTimestamptz(value: string): string {
   if (value === 'infinity' || value === '-infinity') return value;

@@ -161,7 +161,7 @@ export function runsRouter(deps: RunRoutesDeps): Router {
 /**
  * GET /api/runs/:id/events: the journal after Last-Event-ID (or from_seq), replayed, then live unless
  * follow=false. Opens take turns (`streamOpens`) from the run's look-up to the journal's catch-up:
- * thousands of clients reconnecting at once queue here instead of flooding the event loop and the pool.
+ * thousands of clients reconnecting at once queue here instead of taking the whole pool.
  */
 async function streamRunEvents(deps: RunRoutesDeps, req: Request, res: Response): Promise<void> {
   const id = uuidParam(req, 'id', 'Run');
