@@ -103,17 +103,22 @@ export async function selectStreamsAfter(
  * transactions older than every transaction still running: a late commit is never skipped.
  */
 export async function selectGlobalEvents(client: Queryable, cursor: GlobalCursor, limit: number, filter: LogFilter = {}): Promise<RecordedEvent[]> {
+  const { rows } = await client.query<EventRow>(globalEventsQuery(cursor, limit, filter));
+  return rows.map(toRecordedEvent);
+}
+
+/** selectGlobalEvents' statement (test/audit/filterPlans.int.test.ts explains it: each filter has its index). */
+export function globalEventsQuery(cursor: GlobalCursor, limit: number, filter: LogFilter): { text: string; values: unknown[] } {
   const where = filterSql(filter, 4);
-  const { rows } = await client.query<EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM events
+  return {
+    text: `SELECT ${EVENT_COLUMNS} FROM events
      WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
        AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
        ${where.sql}
      ORDER BY events.transaction_id, events.global_position
      LIMIT $3`,
-    [cursor.transactionId, cursor.globalPosition, limit, ...where.values],
-  );
-  return rows.map(toRecordedEvent);
+    values: [cursor.transactionId, cursor.globalPosition, limit, ...where.values],
+  };
 }
 
 /**
