@@ -7,12 +7,7 @@ import { globalEventsQuery } from '../../src/eventstore/sql.js';
 import { LOG_START } from '../../src/eventstore/types.js';
 import type { LogFilter } from '../../src/eventstore/logFilter.js';
 import { createTestDatabase } from '../support/db.js';
-
-/** Every plan node (depth first). */
-function nodesOf(plan: Record<string, unknown>): Record<string, unknown>[] {
-  const children = (plan.Plans as Record<string, unknown>[] | undefined) ?? [];
-  return [plan, ...children.flatMap(nodesOf)];
-}
+import { planNodes } from '../support/plans.js';
 
 /** Each filter with a value few events have, and the index that should find them. */
 const CASES: { filter: LogFilter; index: string }[] = [
@@ -49,8 +44,7 @@ describe('audit log filters: each served by an index', function () {
   for (const { filter, index } of CASES) {
     it(`plans ${JSON.stringify(filter)} on ${index}, with no scan of the whole table`, async () => {
       const { text, values } = globalEventsQuery(LOG_START, 100, filter);
-      const { rows } = await db.query(`EXPLAIN (FORMAT JSON) ${text}`, values);
-      const nodes = nodesOf((rows[0]['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+      const nodes = await planNodes(db, text, values);
       const shown = nodes.map((n) => `${String(n['Node Type'])} ${String(n['Index Name'] ?? n['Relation Name'] ?? '')}`).join('; ');
       expect(
         nodes.some((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'events'),

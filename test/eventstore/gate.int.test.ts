@@ -5,13 +5,8 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { GATE_SQL, selectGate } from '../../src/eventstore/sql.js';
 import { createTestDatabase } from '../support/db.js';
+import { planNodes } from '../support/plans.js';
 import { eventually } from '../support/http.js';
-
-/** Every plan node (depth first). */
-function nodesOf(plan: Record<string, unknown>): Record<string, unknown>[] {
-  const children = (plan.Plans as Record<string, unknown>[] | undefined) ?? [];
-  return [plan, ...children.flatMap(nodesOf)];
-}
 
 const insertEvent = (db: pg.Pool | pg.PoolClient, stream: string) =>
   db.query(`INSERT INTO events (stream_id, stream_type, stream_position, type, data) VALUES ($1, 'gate', 1, 'noted', '{}')`, [stream]);
@@ -36,8 +31,7 @@ describe('the gate: xmin and whether committed events wait behind it', function 
   after(() => db.end());
 
   it('plans no sequential scan of events', async () => {
-    const { rows } = await db.query(`EXPLAIN (FORMAT JSON) ${GATE_SQL}`);
-    const nodes = nodesOf((rows[0]['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+    const nodes = await planNodes(db, GATE_SQL);
     const scans = nodes.filter((n) => n['Relation Name'] === 'events').map((n) => `${String(n['Node Type'])} ${String(n['Index Name'] ?? '')}`);
     expect(scans, JSON.stringify(nodes.map((n) => n['Node Type']))).to.have.length(1);
     expect(scans[0]).to.match(/^Index Only Scan events_transaction_order_idx|^Index Scan events_transaction_order_idx/);

@@ -4,12 +4,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { CLAIM_RUNS_SQL, claimRuns } from '../../src/runs/engine/leases.js';
 import { createTestDatabase } from '../support/db.js';
-
-/** Every plan node (depth first). */
-function nodesOf(plan: Record<string, unknown>): Record<string, unknown>[] {
-  const children = (plan.Plans as Record<string, unknown>[] | undefined) ?? [];
-  return [plan, ...children.flatMap(nodesOf)];
-}
+import { planNodes } from '../support/plans.js';
 
 describe('run claims: waiting runs by their wake time', function () {
   this.timeout(60_000);
@@ -35,8 +30,7 @@ describe('run claims: waiting runs by their wake time', function () {
   after(() => db.end());
 
   it('plans no sequential scan of svc_runs', async () => {
-    const { rows } = await db.query(`EXPLAIN (FORMAT JSON) ${CLAIM_RUNS_SQL}`, ['owner', 1000, 100]);
-    const nodes = nodesOf((rows[0]['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+    const nodes = await planNodes(db, CLAIM_RUNS_SQL, ['owner', 1000, 100]);
     const scans = nodes.filter((n) => n['Relation Name'] === 'svc_runs').map((n) => `${String(n['Node Type'])} ${String(n['Index Name'] ?? '')}`);
     expect(scans.length, JSON.stringify(nodes.map((n) => n['Node Type']))).to.be.greaterThan(0);
     expect(
