@@ -1,9 +1,10 @@
 // Benchmark 12 (issue 24): 10,000 idle SSE followers of waiting runs: the service's memory per
 // connection, and /health latency before and while they open.
 import { Agent, request } from 'node:http';
-import { createBenchDatabase, describeMachine, fmtInt, fmtMs, markdownTable, summarize, type Benchmark, type Summary } from './support.js';
+import path from 'node:path';
+import { BENCH_DIR, createBenchDatabase, describeMachine, fmtInt, fmtMs, fmtRatio, markdownTable, summarize, type Benchmark, type Summary } from './support.js';
 import { startCompiledService } from './compiledService.js';
-import { bootstrapAdmin, requestJson, rssMiB, sleep, writeProject } from './httpSupport.js';
+import { bootstrapAdmin, freePort, requestJson, rssMiB, sleep, startPeerProcess, writeProject } from './httpSupport.js';
 
 const CONNECTIONS = Number(process.env.BENCH_SSE_IDLE_CONNECTIONS ?? 10_000);
 const RUNS = Number(process.env.BENCH_SSE_IDLE_RUNS ?? 100);
@@ -117,63 +118,117 @@ async function metric(baseUrl: string, token: string, name: string): Promise<num
   return match ? Number(match[1]) : NaN;
 }
 
-interface Figures {
-  rss: { before: number; opened: number; idle: number; closed: number };
-  heapMiB: { before: number; idle: number };
+/** /health before and while `CONNECTIONS` streams open on one server (svc or the bare reference). */
+interface Opening {
   health: { before: Summary; opening: Summary };
   openMs: number;
-  served: number;
+  /** RSS before the streams opened, and right after. */
+  rss: { before: number; opened: number };
   streams: Streams;
+}
+
+interface Figures extends Opening {
+  rss: Opening['rss'] & { idle: number; closed: number };
+  heapMiB: { before: number; idle: number };
+  served: number;
+  /** The same opening against the bare express + pg reference (`sseIdleReference.ts`). */
+  bare: Opening;
+}
+
+/** Warms the stream route, probes /health alone, then while every stream opens; the streams stay open. */
+async function measureOpening(
+  server: { url: string; pid: number },
+  urls: readonly string[],
+  token: string,
+  atBaseline?: () => Promise<void>,
+): Promise<Opening> {
+  (await openStreams(urls, 100, token)).destroyAll();
+  await sleep(2000);
+  await atBaseline?.();
+  const before = rssMiB(server.pid);
+  let probe = probeHealth(server.url);
+  await sleep(HEALTH_BEFORE_MS);
+  const healthBefore = await probe.stop();
+  probe = probeHealth(server.url);
+  const t0 = performance.now();
+  const streams = await openStreams(urls, CONNECTIONS, token);
+  const openMs = performance.now() - t0;
+  const healthOpening = await probe.stop();
+  return { health: { before: healthBefore, opening: healthOpening }, openMs, rss: { before, opened: rssMiB(server.pid) }, streams };
+}
+
+/** svc's streams: opened, then held idle for `IDLE_S`, then closed. */
+async function measureService(svc: { url: string; pid: number }, runIds: readonly string[], token: string): Promise<Omit<Figures, 'bare'>> {
+  let heapBefore = NaN;
+  const opening = await measureOpening(
+    svc,
+    runIds.map((id) => `${svc.url}/api/runs/${id}/events`),
+    token,
+    async () => {
+      heapBefore = await metric(svc.url, token, 'nodejs_heap_size_used_bytes');
+    },
+  );
+  const { streams } = opening;
+  console.error(
+    `  service pid ${svc.pid}: ${fmtInt(streams.opened)} streams open in ${fmtInt(opening.openMs)} ms; RSS ${fmtInt(opening.rss.before)} -> ${fmtInt(opening.rss.opened)} MiB; idling ${IDLE_S} s`,
+  );
+  await sleep(IDLE_S * 1000);
+  const idle = rssMiB(svc.pid);
+  const served = await metric(svc.url, token, 'svc_sse_connections');
+  const heapIdle = await metric(svc.url, token, 'nodejs_heap_size_used_bytes');
+  streams.destroyAll();
+  await sleep(3000);
+  return {
+    ...opening,
+    rss: { ...opening.rss, idle, closed: rssMiB(svc.pid) },
+    heapMiB: { before: heapBefore / 2 ** 20, idle: heapIdle / 2 ** 20 },
+    served,
+  };
+}
+
+/** The bare reference on the same database, after svc stopped: the same runs, token and opening. */
+async function measureReference(databaseUrl: string, runIds: readonly string[], token: string): Promise<Opening> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env = { DATABASE_URL: databaseUrl, PORT: String(port), BENCH_TOKEN: token, NODE_OPTIONS: '--import tsx' };
+  const reference = await startPeerProcess('sse-idle-reference', path.join(BENCH_DIR, '..'), 'bench/sseIdleReference.ts', env, url);
+  try {
+    const opening = await measureOpening(
+      reference,
+      runIds.map((id) => `${url}/api/runs/${id}/events`),
+      token,
+    );
+    opening.streams.destroyAll();
+    console.error(`  bare reference: ${fmtInt(opening.streams.opened)} streams open in ${fmtInt(opening.openMs)} ms`);
+    return opening;
+  } finally {
+    await reference.stop();
+  }
 }
 
 async function measure(): Promise<Figures> {
   const db = await createBenchDatabase('sse_idle', 2);
   const project = writeProject('sse-idle', { 'workflows/idle.yaml': WORKFLOW });
   const env: Record<string, string> = SERVICE_OPEN_CONCURRENCY ? { SVC_STREAM_OPEN_CONCURRENCY: SERVICE_OPEN_CONCURRENCY } : {};
-  const svc = await startCompiledService('sse-idle', { databaseUrl: db.url, projectDir: project.dir, env });
   try {
-    const token = await bootstrapAdmin(svc.url);
-    const until = new Date(Date.now() + 3_600_000).toISOString();
-    const urls: string[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const started = await requestJson(`${svc.url}/api/idle?wait=false`, { json: { until } });
-      if (started.status !== 202) throw new Error(`POST /api/idle?wait=false answered ${started.status}: ${JSON.stringify(started.body)}`);
-      urls.push(`${svc.url}/api/runs/${started.body.id as string}/events`);
+    const svc = await startCompiledService('sse-idle', { databaseUrl: db.url, projectDir: project.dir, env });
+    const runIds: string[] = [];
+    let token: string;
+    let figures: Omit<Figures, 'bare'>;
+    try {
+      token = await bootstrapAdmin(svc.url);
+      const until = new Date(Date.now() + 3_600_000).toISOString();
+      for (let i = 0; i < RUNS; i++) {
+        const started = await requestJson(`${svc.url}/api/idle?wait=false`, { json: { until } });
+        if (started.status !== 202) throw new Error(`POST /api/idle?wait=false answered ${started.status}: ${JSON.stringify(started.body)}`);
+        runIds.push(started.body.id as string);
+      }
+      figures = await measureService(svc, runIds, token);
+    } finally {
+      await svc.stop();
     }
-    // Warm: the stream route's code paths, then a quiet moment before the baseline.
-    (await openStreams(urls, 100, token)).destroyAll();
-    await sleep(2000);
-    const heapBefore = await metric(svc.url, token, 'nodejs_heap_size_used_bytes');
-    const before = rssMiB(svc.pid);
-    let probe = probeHealth(svc.url);
-    await sleep(HEALTH_BEFORE_MS);
-    const healthBefore = await probe.stop();
-    probe = probeHealth(svc.url);
-    const t0 = performance.now();
-    const streams = await openStreams(urls, CONNECTIONS, token);
-    const openMs = performance.now() - t0;
-    const healthOpening = await probe.stop();
-    const opened = rssMiB(svc.pid);
-    console.error(
-      `  service pid ${svc.pid}: ${fmtInt(streams.opened)} streams open in ${fmtInt(openMs)} ms; RSS ${fmtInt(before)} -> ${fmtInt(opened)} MiB; idling ${IDLE_S} s`,
-    );
-    await sleep(IDLE_S * 1000);
-    const idle = rssMiB(svc.pid);
-    const served = await metric(svc.url, token, 'svc_sse_connections');
-    const heapIdle = await metric(svc.url, token, 'nodejs_heap_size_used_bytes');
-    streams.destroyAll();
-    await sleep(3000);
-    const closed = rssMiB(svc.pid);
-    return {
-      rss: { before, opened, idle, closed },
-      heapMiB: { before: heapBefore / 2 ** 20, idle: heapIdle / 2 ** 20 },
-      health: { before: healthBefore, opening: healthOpening },
-      openMs,
-      served,
-      streams,
-    };
+    return { ...figures, bare: await measureReference(db.url, runIds, token) };
   } finally {
-    await svc.stop();
     project.remove();
     await db.drop();
   }
@@ -199,7 +254,11 @@ export const sseIdleBenchmark: Benchmark = {
         `streams \`GET /api/runs/{id}/events\` (the route \`svc runs follow\` and the TS client use; admin token; raw \`node:http\`, one socket each, ` +
         `${OPENING} being opened at a time), ${fmtInt(CONNECTIONS / RUNS)} per run, and holds them idle for ${IDLE_S} s (the service sends ` +
         `its heartbeat comment every 15 s). RSS is the service process's VmRSS. /health is asked every ${HEALTH_EVERY_MS} ms on one keep-alive ` +
-        `socket for ${HEALTH_BEFORE_MS / 1000} s before, then while the streams open.`,
+        `socket for ${HEALTH_BEFORE_MS / 1000} s before, then while the streams open. ` +
+        `The bare reference (\`bench/sseIdleReference.ts\`, a process of its own started after svc stopped, on the same database) is express + pg ` +
+        `answering the same route for the same runs and token: the bearer compared as text, the run's row and its journal read, the frames written, ` +
+        `one heartbeat timer; its /health is \`SELECT 1\` on a connection of its own, as svc's. The same client opens the same ${fmtInt(CONNECTIONS)} streams ` +
+        `while probing it the same way: a floor for what a Node process opening streams this fast does to its own /health on this machine.`,
       '',
       markdownTable(
         ['service RSS', 'MiB'],
@@ -211,7 +270,20 @@ export const sseIdleBenchmark: Benchmark = {
         ],
       ),
       '',
-      markdownTable(['/health', 'answers', 'p50 ms', 'p99 ms', 'max ms'], [healthRow('before', f.health.before), healthRow('while opening', f.health.opening)]),
+      markdownTable(
+        ['/health', 'answers', 'p50 ms', 'p99 ms', 'max ms'],
+        [
+          healthRow('svc, before', f.health.before),
+          healthRow('svc, while opening', f.health.opening),
+          healthRow('bare reference, before', f.bare.health.before),
+          healthRow('bare reference, while opening', f.bare.health.opening),
+        ],
+      ),
+      '',
+      `/health p99 while opening: svc **${fmtMs(f.health.opening.p99)} ms** (${fmtMs(f.health.before.p99)} before), the bare reference ` +
+        `${fmtMs(f.bare.health.opening.p99)} ms (${fmtMs(f.bare.health.before.p99)} before): **${fmtRatio(f.health.opening.p99 / f.bare.health.opening.p99)}x** ` +
+        `the reference's. Opening took svc ${fmtInt(f.openMs)} ms, the reference ${fmtInt(f.bare.openMs)} ms (${fmtInt(f.bare.streams.opened)} streams; ` +
+        `its RSS ${fmtInt(f.bare.rss.before)} -> ${fmtInt(f.bare.rss.opened)} MiB).`,
       '',
       `**${fmtInt(f.rss.idle)} MiB RSS = ${fmtInt(idleMB)} MB** with ${fmtInt(f.streams.opened)} idle streams (target < ${TARGET_RSS_MB} MB with every stream open: ` +
         `${isMet ? 'met' : 'missed'}): ${fmtInt(perConnKiB)} KiB per connection over the baseline; JS heap used ${fmtInt(f.heapMiB.before)} -> ` +
