@@ -116,28 +116,32 @@ const RELEASES_SLOT: ReadonlySet<string> = new Set([
   'run_aborted',
 ]);
 
+/** What one event changes in the state (one copy of the state per event: a fold does this for every event). */
+type Change = Partial<RunState>;
+const UNCHANGED: Change = Object.freeze({});
+
 /** Folds one journal event; `at` is when it was recorded. */
 export function evolveRun(state: RunState, event: RunEvent, at: string, position: number): RunState {
-  const evolved = evolveStatus(state, event, at, position);
+  const change = changeOf(state, event, at);
+  const status = change.status ?? state.status;
   // A parent waiting for its child gives its slot up too (a child of a workflow of the same limit would otherwise wait on its parent).
-  const releases = RELEASES_SLOT.has(event.type) || (event.type === 'child_started' && evolved.status === 'waiting_child');
-  return evolved.slot !== null && releases ? { ...evolved, slot: null } : evolved;
+  const releases = RELEASES_SLOT.has(event.type) || (event.type === 'child_started' && status === 'waiting_child');
+  const slot = releases ? null : change.slot !== undefined ? change.slot : state.slot;
+  return { ...state, ...change, version: position, updatedAt: at, slot };
 }
 
-function evolveStatus(state: RunState, event: RunEvent, at: string, position: number): RunState {
-  const next: RunState = { ...state, version: position, updatedAt: at };
-  if (isTimedEvent(event)) return evolveTimed(state, next, event);
+function changeOf(state: RunState, event: RunEvent, at: string): Change {
+  if (isTimedEvent(event)) return timedChange(state, event);
   switch (event.type) {
     case 'run_started':
-      return evolveStarted(next, event, at);
+      return startedChange(event, at);
     case 'step_started':
-      if (isTerminal(state.status)) return next;
-      return { ...next, currentStep: event.data.agent_id, status: state.status === 'paused' ? 'paused' : 'running', wake: null };
+      if (isTerminal(state.status)) return UNCHANGED;
+      return { currentStep: event.data.agent_id, status: state.status === 'paused' ? 'paused' : 'running', wake: null };
     case 'step_completed':
     case 'step_failed': {
       const { payload } = event.data;
       return {
-        ...next,
         wake: null,
         context: applyChanges(state.context, payload.changes),
         nextStep: payload.next ?? null,
@@ -147,41 +151,40 @@ function evolveStatus(state: RunState, event: RunEvent, at: string, position: nu
       };
     }
     case 'approval_requested':
-      return { ...next, status: waitingOn(event.data.payload.approval), approval: event.data.payload.approval };
+      return { status: waitingOn(event.data.payload.approval), approval: event.data.payload.approval };
     case 'approval_decided': {
       const waiting = state.status === 'waiting_human' || state.status === 'waiting_approval';
-      return { ...next, status: waiting ? 'queued' : state.status, approval: null, decided: event.data.payload };
+      return { status: waiting ? 'queued' : state.status, approval: null, decided: event.data.payload };
     }
     case 'pause_requested':
     case 'paused':
     case 'resumed':
     case 'steered':
-      return evolveControl(state, next, event);
+      return controlChange(state, event);
     case 'run_completed':
     case 'run_failed':
     case 'run_aborted':
-      return evolveEnd(next, event);
+      return endChange(event);
     case 'child_started':
     case 'child_finished':
-      return evolveChild(state, next, event);
+      return childChange(state, event);
     case 'decision':
     case 'llm_turn':
     case 'tool_call':
     case 'tool_result':
     case 'agent_progress':
-      return next;
+      return UNCHANGED;
     case 'run_queued':
     case 'run_dequeued':
-      return evolveQueue(state, next, event);
+      return queueChange(state, event);
     default:
       return unknownEvent(event);
   }
 }
 
-function evolveStarted(next: RunState, event: RunEvent<'run_started'>, at: string): RunState {
+function startedChange(event: RunEvent<'run_started'>, at: string): Change {
   const { payload } = event.data;
   return {
-    ...next,
     exists: true,
     runId: payload.run_id,
     workflow: payload.workflow,
@@ -200,50 +203,51 @@ function evolveStarted(next: RunState, event: RunEvent<'run_started'>, at: strin
 }
 
 /** A Workflow step waits for its child (`waiting_child`) until the child's end is journaled here. */
-function evolveChild(state: RunState, next: RunState, event: RunEvent<'child_started' | 'child_finished'>): RunState {
-  if (isTerminal(state.status)) return next;
+function childChange(state: RunState, event: RunEvent<'child_started' | 'child_finished'>): Change {
+  if (isTerminal(state.status)) return UNCHANGED;
   if (event.type === 'child_started') {
-    if (!event.data.payload.wait) return next;
-    return { ...next, status: state.status === 'paused' ? 'paused' : 'waiting_child', awaitedChild: event.data.payload.run_id };
+    if (!event.data.payload.wait) return UNCHANGED;
+    return { status: state.status === 'paused' ? 'paused' : 'waiting_child', awaitedChild: event.data.payload.run_id };
   }
   // A fire-and-forget child's end is only recorded; the awaited one's end sends the run on.
-  if (event.data.payload.run_id !== state.awaitedChild) return next;
-  return { ...next, status: state.status === 'paused' ? 'paused' : 'queued', awaitedChild: null, childFinished: event.data.payload };
+  if (event.data.payload.run_id !== state.awaitedChild) return UNCHANGED;
+  return { status: state.status === 'paused' ? 'paused' : 'queued', awaitedChild: null, childFinished: event.data.payload };
 }
 
-function evolveControl(state: RunState, next: RunState, event: RunEvent<'pause_requested' | 'paused' | 'resumed' | 'steered'>): RunState {
+function controlChange(state: RunState, event: RunEvent<'pause_requested' | 'paused' | 'resumed' | 'steered'>): Change {
   switch (event.type) {
     case 'pause_requested':
-      return isTerminal(state.status) ? next : { ...next, pauseRequestedBy: event.data.payload.by };
+      return isTerminal(state.status) ? UNCHANGED : { pauseRequestedBy: event.data.payload.by };
     case 'paused':
-      return isTerminal(state.status) ? next : { ...next, status: 'paused', pauseRequestedBy: null };
+      return isTerminal(state.status) ? UNCHANGED : { status: 'paused', pauseRequestedBy: null };
     case 'resumed':
       // A resume also withdraws a pause that has not taken effect yet.
-      if (state.status !== 'paused') return { ...next, pauseRequestedBy: null };
+      if (state.status !== 'paused') return { pauseRequestedBy: null };
       // A run paused while it waited on an approval goes back to waiting on that same approval.
-      if (state.approval) return { ...next, status: waitingOn(state.approval) };
-      if (state.wake) return { ...next, status: state.wake.status };
-      if (state.awaitedChild) return { ...next, status: 'waiting_child' };
-      return { ...next, status: 'queued' };
+      if (state.approval) return { status: waitingOn(state.approval) };
+      if (state.wake) return { status: state.wake.status };
+      if (state.awaitedChild) return { status: 'waiting_child' };
+      return { status: 'queued' };
     case 'steered':
-      return { ...next, steers: [...state.steers, event.data.payload.message] };
+      return { steers: [...state.steers, event.data.payload.message] };
   }
 }
 
 type TimedEvent = RunEvent<'step_attempt_failed' | 'timer_started' | 'timer_fired'>;
-const isTimedEvent = (event: RunEvent): event is TimedEvent => ['step_attempt_failed', 'timer_started', 'timer_fired'].includes(event.type);
+const TIMED_EVENT_TYPES: ReadonlySet<string> = new Set(['step_attempt_failed', 'timer_started', 'timer_fired']);
+const isTimedEvent = (event: RunEvent): event is TimedEvent => TIMED_EVENT_TYPES.has(event.type);
 
-function evolveTimed(state: RunState, next: RunState, event: TimedEvent): RunState {
-  if (isTerminal(state.status)) return next;
+function timedChange(state: RunState, event: TimedEvent): Change {
+  if (isTerminal(state.status)) return UNCHANGED;
   // A pause that took effect first keeps the run paused; the wake is kept for its resume.
   const status = (waiting: RunStatus): RunStatus => (state.status === 'paused' ? 'paused' : waiting);
   switch (event.type) {
     case 'step_attempt_failed':
-      return { ...next, status: status('waiting_retry'), wake: { status: 'waiting_retry', at: event.data.payload.next_attempt_at } };
+      return { status: status('waiting_retry'), wake: { status: 'waiting_retry', at: event.data.payload.next_attempt_at } };
     case 'timer_started':
-      return { ...next, status: status('waiting_timer'), wake: { status: 'waiting_timer', at: event.data.payload.fires_at } };
+      return { status: status('waiting_timer'), wake: { status: 'waiting_timer', at: event.data.payload.fires_at } };
     case 'timer_fired':
-      return { ...next, status: status('running'), wake: null };
+      return { status: status('running'), wake: null };
   }
 }
 
@@ -251,17 +255,17 @@ function evolveTimed(state: RunState, next: RunState, event: TimedEvent): RunSta
  * Queued, the run keeps what it waited for (a due timer, a decision): once it has a slot it goes on
  * from there, a due wake first.
  */
-function evolveQueue(state: RunState, next: RunState, event: RunEvent<'run_queued' | 'run_dequeued'>): RunState {
-  if (isTerminal(state.status)) return next;
+function queueChange(state: RunState, event: RunEvent<'run_queued' | 'run_dequeued'>): Change {
+  if (isTerminal(state.status)) return UNCHANGED;
   const { key } = event.data.payload;
-  if (event.type === 'run_queued') return { ...next, status: 'queued', slot: { key, state: 'waiting' } };
+  if (event.type === 'run_queued') return { status: 'queued', slot: { key, state: 'waiting' } };
   // Holding a slot it executes: `running`, or its due wake first (fired or retried by the drive).
   const status = state.status !== 'queued' ? state.status : state.wake ? state.wake.status : 'running';
-  return { ...next, status, slot: { key, state: 'held' } };
+  return { status, slot: { key, state: 'held' } };
 }
 
-function evolveEnd(next: RunState, event: RunEvent<'run_completed' | 'run_failed' | 'run_aborted'>): RunState {
-  const ended = { ...next, approval: null, pauseRequestedBy: null, wake: null, awaitedChild: null };
+function endChange(event: RunEvent<'run_completed' | 'run_failed' | 'run_aborted'>): Change {
+  const ended = { approval: null, pauseRequestedBy: null, wake: null, awaitedChild: null };
   switch (event.type) {
     case 'run_completed':
       return { ...ended, status: 'completed', output: event.data.payload.output ?? null, statusCode: event.data.payload.status_code ?? 201 };
