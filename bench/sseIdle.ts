@@ -4,7 +4,7 @@ import { Agent, request } from 'node:http';
 import path from 'node:path';
 import { BENCH_DIR, createBenchDatabase, describeMachine, fmtInt, fmtMs, fmtRatio, markdownTable, summarize, type Benchmark, type Summary } from './support.js';
 import { startCompiledService } from './compiledService.js';
-import { bootstrapAdmin, freePort, requestJson, rssMiB, sleep, startPeerProcess, writeProject } from './httpSupport.js';
+import { bootstrapAdmin, freePort, requestJson, rssMiB, sleep, startPeerProcess, writeProject, type ChildServer } from './httpSupport.js';
 
 const CONNECTIONS = Number(process.env.BENCH_SSE_IDLE_CONNECTIONS ?? 10_000);
 const RUNS = Number(process.env.BENCH_SSE_IDLE_RUNS ?? 100);
@@ -118,6 +118,9 @@ async function metric(baseUrl: string, token: string, name: string): Promise<num
   return match ? Number(match[1]) : NaN;
 }
 
+/** svc or the bare reference: where to ask, and whose memory to read. */
+type Server = Pick<ChildServer, 'url' | 'pid'>;
+
 /** /health before and while `CONNECTIONS` streams open on one server (svc or the bare reference). */
 interface Opening {
   health: { before: Summary; opening: Summary };
@@ -136,12 +139,7 @@ interface Figures extends Opening {
 }
 
 /** Warms the stream route, probes /health alone, then while every stream opens; the streams stay open. */
-async function measureOpening(
-  server: { url: string; pid: number },
-  urls: readonly string[],
-  token: string,
-  atBaseline?: () => Promise<void>,
-): Promise<Opening> {
+async function measureOpening(server: Server, urls: readonly string[], token: string, atBaseline?: () => Promise<void>): Promise<Opening> {
   (await openStreams(urls, 100, token)).destroyAll();
   await sleep(2000);
   await atBaseline?.();
@@ -158,7 +156,7 @@ async function measureOpening(
 }
 
 /** svc's streams: opened, then held idle for `IDLE_S`, then closed. */
-async function measureService(svc: { url: string; pid: number }, runIds: readonly string[], token: string): Promise<Omit<Figures, 'bare'>> {
+async function measureService(svc: Server, runIds: readonly string[], token: string): Promise<Omit<Figures, 'bare'>> {
   let heapBefore = NaN;
   const opening = await measureOpening(
     svc,

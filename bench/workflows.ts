@@ -179,11 +179,12 @@ function row(label: string, r: LoadResult, cpu: string, completed: string): stri
 function targetRows(measured: SvcAndBare, dbos?: Target): string[][] {
   const ratios = ratiosOf(measured, dbos);
   const line = (what: string, ratio: number | undefined, target: number, higherIsBetter = true) => {
-    if (ratio === undefined) return [what, 'not measured', `${higherIsBetter ? '>=' : '<='} ${target}`, '-'];
+    const wanted = `${higherIsBetter ? '>=' : '<='} ${target}`;
+    if (ratio === undefined) return [what, 'not measured', wanted, '-'];
     const met = higherIsBetter ? ratio >= target : ratio <= target;
     // A ratio that rounds onto its target shows a third digit, so that "missed" reads true.
     const shown = fmtRatio(ratio) === fmtRatio(target) ? ratio.toFixed(3) : fmtRatio(ratio);
-    return [what, `**${shown}**`, `${higherIsBetter ? '>=' : '<='} ${target}`, met ? 'met' : 'missed'];
+    return [what, `**${shown}**`, wanted, met ? 'met' : 'missed'];
   };
   // A variant job (traced, sealed), when measured, against the plain job's target.
   const variantLine = (what: string, job: SyncJob | undefined) => (job ? [line(what, job.load.rps / measured.bare.load.rps, TARGETS.helloVsBare)] : []);
